@@ -1,0 +1,33 @@
+// GET /v1/ab: status, height and coin supply per chain.
+#include "api/endpoints.h"
+#include "chain/amount.h"
+#include "db/supply_store.h"
+
+namespace connector::api {
+
+std::string_view chain_supply(const http::QueryParams&, Services& services,
+                              json::JsonWriter& out) {
+  const auto chains = db::load_chain_supply(services.db);
+  out.StartObject();
+  json::key(out, "chains");
+  out.StartArray();
+  for (const auto& c : chains) {
+    out.StartObject();
+    json::member(out, "slug", c.slug);
+    json::member(out, "network", c.network);
+    json::member(out, "chain_id", c.chain_id);
+    json::member(out, "base_chain", c.base_chain);
+    json::member(out, "status", c.status);
+    json::member(out, "latest_height", c.latest_height);
+    json::member(out, "name", c.name);
+    json::member(out, "symbol", c.symbol);
+    json::member_int(out, "decimals", c.decimals);
+    json::member(out, "supply", chain::format_units(c.supply, c.decimals));
+    out.EndObject();
+  }
+  out.EndArray();
+  out.EndObject();
+  return kSupplyCacheControl;
+}
+
+}  // namespace connector::api

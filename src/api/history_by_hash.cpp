@@ -1,0 +1,25 @@
+// GET /v1/history/hash: one record by its hash.
+#include "api/endpoints.h"
+#include "api/params.h"
+#include "db/history_store.h"
+#include "http/api_error.h"
+#include "json/history_writer.h"
+
+namespace connector::api {
+
+std::string_view history_by_hash(const http::QueryParams& params, Services& services,
+                                 json::JsonWriter& out) {
+  const auto raw = params.get("hash");
+  if (!raw) throw http::missing_parameter("hash");
+  const std::string hash = parse_record_hash("hash", *raw);
+
+  const auto record = db::find_history_by_hash(services.db, hash);
+  if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
+
+  json::write_history_record(out, *record, /*with_status_message=*/true);
+  // Confirmed and Error are final: the record will not change again.
+  const bool final = record->status == "Confirmed" || record->status == "Error";
+  return final ? kFinalRecordCacheControl : kHistoryCacheControl;
+}
+
+}  // namespace connector::api

@@ -1,0 +1,98 @@
+#include "api/params.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "chain/bytes.h"
+#include "http/api_error.h"
+
+namespace connector::api {
+namespace {
+
+using http::invalid_parameter;
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t parse_uint64(std::string_view name, std::string_view value) {
+  const std::string n(name);
+  if (value.empty() || !std::all_of(value.begin(), value.end(),
+                                    [](char c) { return c >= '0' && c <= '9'; })) {
+    throw invalid_parameter(n, n + " must be an unsigned decimal integer");
+  }
+  std::uint64_t result = 0;
+  for (char c : value) {
+    const std::uint64_t digit = static_cast<std::uint64_t>(c - '0');
+    if (result > (UINT64_MAX - digit) / 10) {
+      throw invalid_parameter(n, n + " is too large (the maximum is 18446744073709551615)");
+    }
+    result = result * 10 + digit;
+  }
+  return result;
+}
+
+std::uint32_t parse_page_size(std::string_view name, std::string_view value) {
+  const std::uint64_t size = parse_uint64(name, value);
+  if (size == 0) return kDefaultPageSize;
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(size, kMaxPageSize));
+}
+
+chain::Address parse_address(std::string_view name, std::string_view value) {
+  if (auto address = chain::Address::parse(value)) return *address;
+  const std::string n(name);
+  throw invalid_parameter(n, n + " must be 0x followed by 40 hex digits");
+}
+
+std::string parse_tx_hash(std::string_view name, std::string_view value) {
+  if (value.size() == 66 && value.starts_with("0x") && chain::is_hex_digits(value.substr(2))) {
+    return lower(value);
+  }
+  const std::string n(name);
+  throw invalid_parameter(n, n + " must be 0x followed by 64 hex digits");
+}
+
+std::string parse_record_hash(std::string_view name, std::string_view value) {
+  if (value.starts_with("0x") || value.starts_with("0X")) value.remove_prefix(2);
+  if (value.size() == 64 && chain::is_hex_digits(value)) return lower(value);
+  const std::string n(name);
+  throw invalid_parameter(n, n + " must be 64 hex digits, with or without 0x");
+}
+
+const domain::Chain& parse_slug(std::string_view name, std::string_view value,
+                                const domain::ReferenceData& data) {
+  if (const auto* chain = data.chain_by_slug(value)) return *chain;
+  std::string known;
+  for (const auto& chain : data.chains) known += (known.empty() ? "" : ", ") + chain.slug;
+  const std::string n(name);
+  throw invalid_parameter(n, n + " must be the slug of a chain of this service: " + known);
+}
+
+std::string_view parse_status(std::string_view name, std::string_view value) {
+  for (std::string_view status : domain::kHistoryStatuses) {
+    if (iequals(status, value)) return status;
+  }
+  const std::string n(name);
+  throw invalid_parameter(n, n + " must be one of Deposit, Pending, Confirmed, Error");
+}
+
+domain::SortOrder parse_order(std::string_view name, std::string_view value) {
+  if (iequals(value, "ASC")) return domain::SortOrder::kAscending;
+  if (iequals(value, "DESC")) return domain::SortOrder::kDescending;
+  const std::string n(name);
+  throw invalid_parameter(n, n + " must be ASC or DESC");
+}
+
+}  // namespace connector::api

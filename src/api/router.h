@@ -1,0 +1,57 @@
+#pragma once
+// The API surface in one table, and everything every request shares: unknown path (404),
+// method (405), query length (414), errors as one JSON shape, ETag/304, HEAD, X-Request-Id.
+// Knows HTTP as CGI variables, not FastCGI: the worker in fcgi/ feeds it.
+#include <rapidjson/stringbuffer.h>
+
+#include <string>
+#include <string_view>
+
+#include "api/endpoints.h"
+
+namespace connector::api {
+
+struct HttpRequest {
+  std::string_view method;
+  std::string_view path;  // decoded, normalised path (nginx's $document_uri)
+  std::string_view query_string;
+  std::string_view if_none_match;
+  std::string_view request_id;  // from nginx; one is made when missing or malformed
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string request_id;
+  std::string head;       // CGI header lines ("Status: 200 OK\r\n" ...) and the blank line
+  std::string_view body;  // empty for HEAD and 304; valid until the next handle()
+};
+
+// The endpoints by path.
+struct Route {
+  std::string_view path;
+  Endpoint endpoint;
+};
+inline constexpr Route kRoutes[] = {
+    {"/v1/networks", networks},     {"/v1/connects", connects},
+    {"/v1/pairs", pairs},           {"/v1/account", account},
+    {"/v1/history", history},       {"/v1/history/hash", history_by_hash},
+    {"/v1/ab", chain_supply},
+};
+
+// One per worker thread: it reuses its body buffer from request to request.
+class Router {
+ public:
+  explicit Router(Services services) : services_(services) {}
+
+  HttpResponse handle(const HttpRequest& request);
+
+ private:
+  // Runs the endpoint, or turns what it threw into an error body; returns the status.
+  int dispatch(Endpoint endpoint, const HttpRequest& request, const std::string& request_id,
+               std::string& cache_control, std::string& extra_headers);
+
+  Services services_;
+  rapidjson::StringBuffer body_;
+};
+
+}  // namespace connector::api

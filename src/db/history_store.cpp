@@ -1,0 +1,178 @@
+#include "db/history_store.h"
+
+#include <cppconn/prepared_statement.h>
+
+#include <vector>
+
+#include "db/rows.h"
+
+namespace connector::db {
+namespace {
+
+using domain::HistoryFilter;
+using domain::HistoryRecord;
+
+// Every record column, chains and assets joined in; `h` is the history row.
+constexpr const char* kRecordColumns =
+    "h.id, h.hash, h.pair_id, "
+    "sc.slug, sc.network, sc.chain_id, sc.base_chain, "
+    "dc.slug, dc.network, dc.chain_id, dc.base_chain, "
+    "h.source_deposit_address, h.source_sender, h.destination_address, "
+    "h.source_block_number, h.destination_block_number, "
+    "h.source_block_timestamp, h.destination_block_timestamp, "
+    "h.source_tx_hash, h.destination_tx_hash, "
+    "sa.id, sa.address, sa.name, sa.symbol, sa.decimals, sa.asset_type, "
+    "da.id, da.address, da.name, da.symbol, da.decimals, da.asset_type, "
+    "h.source_amount, h.destination_amount, h.fee, h.status, h.status_message";
+
+constexpr const char* kRecordJoins =
+    " JOIN chains sc ON sc.id = h.source_chain"
+    " JOIN chains dc ON dc.id = h.destination_chain"
+    " JOIN assets sa ON sa.id = h.source_asset_id"
+    " JOIN assets da ON da.id = h.destination_asset_id";
+
+domain::RecordChain read_chain(sql::ResultSet& rs, int first) {
+  return {text(rs, first), text(rs, first + 1), text(rs, first + 2), text(rs, first + 3)};
+}
+
+domain::RecordAsset read_asset(sql::ResultSet& rs, int first) {
+  return {text(rs, first), text(rs, first + 1), text(rs, first + 2), text(rs, first + 3),
+          static_cast<int>(u64(rs, first + 4)), text(rs, first + 5)};
+}
+
+HistoryRecord read_record(sql::ResultSet& rs) {
+  HistoryRecord r;
+  r.id = text(rs, 1);
+  r.hash = text(rs, 2);
+  r.pair_id = u64(rs, 3);
+  r.source_chain = read_chain(rs, 4);
+  r.destination_chain = read_chain(rs, 8);
+  r.source_deposit_address = text(rs, 12);
+  r.source_sender = text(rs, 13);
+  r.destination_address = text(rs, 14);
+  r.source_block_number = text(rs, 15);
+  r.destination_block_number = text(rs, 16);
+  r.source_block_timestamp = text(rs, 17);
+  r.destination_block_timestamp = text(rs, 18);
+  r.source_tx_hash = text(rs, 19);
+  r.destination_tx_hash = text(rs, 20);
+  r.source_asset = read_asset(rs, 21);
+  r.destination_asset = read_asset(rs, 27);
+  r.source_amount = text(rs, 33);
+  r.destination_amount = text(rs, 34);
+  r.fee = text(rs, 35);
+  r.status = text(rs, 36);
+  r.status_message = text(rs, 37);
+  return r;
+}
+
+// One "column = ?" condition of the WHERE clause and its value. Column names come from this
+// table only; values are always bound.
+struct Condition {
+  const char* column;
+  bool is_text;
+  std::string text;
+  std::uint64_t number;
+};
+
+std::vector<Condition> conditions(const HistoryFilter& f) {
+  std::vector<Condition> out;
+  auto text = [&out](const char* column, const std::optional<std::string>& value) {
+    if (value) out.push_back({column, true, *value, 0});
+  };
+  auto number = [&out](const char* column, const auto& value) {
+    if (value) out.push_back({column, false, {}, static_cast<std::uint64_t>(*value)});
+  };
+  text("source_deposit_address", f.source_deposit_address);
+  text("source_sender", f.source_sender);
+  number("source_chain", f.source_chain);
+  number("source_asset_id", f.source_asset_id);
+  text("source_tx_hash", f.source_tx_hash);
+  text("destination_address", f.destination_address);
+  number("destination_chain", f.destination_chain);
+  number("destination_asset_id", f.destination_asset_id);
+  text("destination_tx_hash", f.destination_tx_hash);
+  number("pair_id", f.pair_id);
+  text("status", f.status);
+  return out;
+}
+
+std::string where_clause(const std::vector<Condition>& conds) {
+  std::string sql;
+  for (const auto& c : conds) {
+    sql += sql.empty() ? " WHERE " : " AND ";
+    sql += c.column;
+    sql += " = ?";
+  }
+  return sql;
+}
+
+// Binds the condition values from parameter 1 on; returns the next free index.
+int bind(sql::PreparedStatement& stmt, const std::vector<Condition>& conds) {
+  int index = 1;
+  for (const auto& c : conds) {
+    if (c.is_text) {
+      stmt.setString(index++, c.text);
+    } else {
+      stmt.setUInt64(index++, c.number);
+    }
+  }
+  return index;
+}
+
+std::uint64_t count(Database& db, const std::vector<Condition>& conds) {
+  auto& stmt = db.prepare("SELECT COUNT(*) FROM history" + where_clause(conds));
+  bind(stmt, conds);
+  std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
+  return rs->next() ? u64(*rs, 1) : 0;
+}
+
+// A deferred join: the page's ids come from the narrowest index alone, and only those rows
+// are read in full.
+std::vector<HistoryRecord> page(Database& db, const std::vector<Condition>& conds,
+                                std::uint64_t offset, std::uint32_t limit,
+                                domain::SortOrder order) {
+  const std::string direction = order == domain::SortOrder::kAscending ? "ASC" : "DESC";
+  auto& stmt = db.prepare(std::string("SELECT ") + kRecordColumns +
+                          " FROM (SELECT id FROM history" + where_clause(conds) +
+                          " ORDER BY id " + direction +
+                          " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id" + kRecordJoins +
+                          " ORDER BY h.id " + direction);
+  const int next = bind(stmt, conds);
+  stmt.setUInt64(next, limit);
+  stmt.setUInt64(next + 1, offset);
+  std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
+  std::vector<HistoryRecord> records;
+  records.reserve(limit);
+  while (rs->next()) records.push_back(read_record(*rs));
+  return records;
+}
+
+}  // namespace
+
+HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::uint64_t page_id,
+                              std::uint32_t page_size, domain::SortOrder order) {
+  const auto conds = conditions(filter);
+  return db.run([&](Database& session) {
+    HistoryPage result;
+    result.total = count(session, conds);
+    // Checked by division so page_id * page_size cannot overflow.
+    if (page_size > 0 && page_id < (result.total + page_size - 1) / page_size) {
+      result.records = page(session, conds, page_id * page_size, page_size, order);
+    }
+    return result;
+  });
+}
+
+std::optional<HistoryRecord> find_history_by_hash(Database& db, const std::string& hash) {
+  return db.run([&](Database& session) -> std::optional<HistoryRecord> {
+    auto& stmt = session.prepare(std::string("SELECT ") + kRecordColumns + " FROM history h" +
+                                 kRecordJoins + " WHERE h.hash = ?");
+    stmt.setString(1, hash);
+    std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
+    if (!rs->next()) return std::nullopt;
+    return read_record(*rs);
+  });
+}
+
+}  // namespace connector::db

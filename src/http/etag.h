@@ -1,0 +1,15 @@
+#pragma once
+// Strong validators: an ETag from the body's bytes, and If-None-Match matching.
+#include <string>
+#include <string_view>
+
+namespace connector::http {
+
+// "\"" + 32 hex digits of SHA-256(body) + "\"": equal bodies, equal tags, on every worker.
+std::string strong_etag(std::string_view body);
+
+// If-None-Match uses the weak comparison (RFC 9110 13.1.2): "*" or any listed tag equal to etag
+// once a W/ prefix is dropped.
+bool if_none_match_matches(std::string_view header, std::string_view etag);
+
+}  // namespace connector::http
