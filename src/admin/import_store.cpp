@@ -1,0 +1,214 @@
+#include "admin/import_store.h"
+
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include <map>
+
+namespace connector::admin {
+namespace {
+
+using sql::PreparedStatement;
+
+// Binds an optional column: empty means NULL.
+void set_nullable(PreparedStatement& stmt, int index, const std::string& value) {
+  if (value.empty()) {
+    stmt.setNull(index, 0);
+  } else {
+    stmt.setString(index, value);
+  }
+}
+
+std::map<std::string, std::uint16_t> chain_refs(db::Database& db) {
+  std::unique_ptr<sql::ResultSet> rs(db.prepare("SELECT slug, id FROM chains").executeQuery());
+  std::map<std::string, std::uint16_t> refs;
+  while (rs->next()) refs[rs->getString(1)] = static_cast<std::uint16_t>(rs->getUInt(2));
+  return refs;
+}
+
+void write_networks(db::Database& db, const ImportBatch& batch) {
+  auto& stmt = db.prepare(
+      "INSERT INTO chains (slug, network, chain_id, base_chain, deposit_factory, "
+      "deposit_init_code_hash) VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+      "network = VALUE(network), chain_id = VALUE(chain_id), base_chain = VALUE(base_chain), "
+      "deposit_factory = VALUE(deposit_factory), "
+      "deposit_init_code_hash = VALUE(deposit_init_code_hash)");
+  for (const auto& n : batch.networks) {
+    stmt.setString(1, n.slug);
+    stmt.setString(2, n.network);
+    stmt.setUInt64(3, n.chain_id);
+    stmt.setString(4, n.base_chain);
+    set_nullable(stmt, 5, n.deposit_factory);
+    set_nullable(stmt, 6, n.deposit_init_code_hash);
+    stmt.executeUpdate();
+  }
+}
+
+void write_assets(db::Database& db, const ImportBatch& batch,
+                  const std::map<std::string, std::uint16_t>& refs) {
+  auto& stmt = db.prepare(
+      "INSERT INTO assets (id, chain_ref, address, name, symbol, decimals, asset_type) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE chain_ref = VALUE(chain_ref), "
+      "address = VALUE(address), name = VALUE(name), symbol = VALUE(symbol), "
+      "decimals = VALUE(decimals), asset_type = VALUE(asset_type)");
+  for (const auto& a : batch.assets) {
+    stmt.setUInt64(1, a.id);
+    stmt.setUInt(2, refs.at(a.slug));
+    stmt.setString(3, a.address);
+    stmt.setString(4, a.name);
+    stmt.setString(5, a.symbol);
+    stmt.setInt(6, a.decimals);
+    stmt.setString(7, a.asset_type);
+    stmt.executeUpdate();
+  }
+}
+
+void write_connects(db::Database& db, const ImportBatch& batch,
+                    const std::map<std::string, std::uint16_t>& refs) {
+  // A connect already stored in the other orientation is the same connect.
+  auto& stmt = db.prepare(
+      "INSERT INTO connects (chain_a, chain_b) SELECT ?, ? FROM DUAL WHERE NOT EXISTS "
+      "(SELECT 1 FROM connects WHERE (chain_a = ? AND chain_b = ?) OR (chain_a = ? AND chain_b = ?))");
+  for (const auto& c : batch.connects) {
+    const auto a = refs.at(c.slug_a), b = refs.at(c.slug_b);
+    const std::uint16_t values[] = {a, b, a, b, b, a};
+    for (int i = 0; i < 6; ++i) stmt.setUInt(i + 1, values[i]);
+    stmt.executeUpdate();
+  }
+}
+
+void write_pairs(db::Database& db, const ImportBatch& batch) {
+  auto& stmt = db.prepare(
+      "INSERT INTO pairs (id, asset_a_id, asset_b_id, "
+      "a2b_min_deposit_amount, a2b_fee_percent_millionths, a2b_fee_min_amount, "
+      "a2b_auto_confirm_deposit_amount, a2b_disabled, "
+      "b2a_min_deposit_amount, b2a_fee_percent_millionths, b2a_fee_min_amount, "
+      "b2a_auto_confirm_deposit_amount, b2a_disabled) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+      "asset_a_id = VALUE(asset_a_id), asset_b_id = VALUE(asset_b_id), "
+      "a2b_min_deposit_amount = VALUE(a2b_min_deposit_amount), "
+      "a2b_fee_percent_millionths = VALUE(a2b_fee_percent_millionths), "
+      "a2b_fee_min_amount = VALUE(a2b_fee_min_amount), "
+      "a2b_auto_confirm_deposit_amount = VALUE(a2b_auto_confirm_deposit_amount), "
+      "a2b_disabled = VALUE(a2b_disabled), "
+      "b2a_min_deposit_amount = VALUE(b2a_min_deposit_amount), "
+      "b2a_fee_percent_millionths = VALUE(b2a_fee_percent_millionths), "
+      "b2a_fee_min_amount = VALUE(b2a_fee_min_amount), "
+      "b2a_auto_confirm_deposit_amount = VALUE(b2a_auto_confirm_deposit_amount), "
+      "b2a_disabled = VALUE(b2a_disabled)");
+  auto bind_direction = [&stmt](int first, const domain::DirectionSettings& d) {
+    stmt.setString(first, d.min_deposit_amount);
+    stmt.setUInt64(first + 1, d.fee_percent_millionths);
+    stmt.setString(first + 2, d.fee_min_amount);
+    stmt.setString(first + 3, d.auto_confirm_deposit_amount);
+    stmt.setBoolean(first + 4, d.disabled);
+  };
+  for (const auto& p : batch.pairs) {
+    stmt.setUInt64(1, p.id);
+    stmt.setUInt64(2, p.asset_a_id);
+    stmt.setUInt64(3, p.asset_b_id);
+    bind_direction(4, p.a2b);
+    bind_direction(9, p.b2a);
+    stmt.executeUpdate();
+  }
+}
+
+void write_chain_status(db::Database& db, const ImportBatch& batch,
+                        const std::map<std::string, std::uint16_t>& refs) {
+  auto& stmt = db.prepare(
+      "INSERT INTO chain_status (chain_ref, status, latest_height, supply) VALUES (?, ?, ?, ?) "
+      "ON DUPLICATE KEY UPDATE status = VALUE(status), latest_height = VALUE(latest_height), "
+      "supply = VALUE(supply)");
+  for (const auto& c : batch.chains) {
+    stmt.setUInt(1, refs.at(c.slug));
+    stmt.setString(2, c.status);
+    stmt.setUInt64(3, c.latest_height);
+    stmt.setString(4, c.supply);
+    stmt.executeUpdate();
+  }
+}
+
+void write_history(db::Database& db, const ImportBatch& batch,
+                   const std::map<std::string, std::uint16_t>& refs) {
+  static const char* const kColumns[] = {
+      "id", "hash", "pair_id", "source_chain", "destination_chain", "source_deposit_address",
+      "source_sender", "destination_address", "source_block_number", "destination_block_number",
+      "source_block_timestamp", "destination_block_timestamp", "source_tx_hash",
+      "source_tx_index", "destination_tx_hash", "source_asset_id", "destination_asset_id",
+      "source_amount", "destination_amount", "fee", "status", "status_message"};
+  std::string columns, placeholders, updates;
+  for (const char* column : kColumns) {
+    const bool first = columns.empty();
+    columns += (first ? "" : ", ") + std::string(column);
+    placeholders += first ? "?" : ", ?";
+    if (std::string_view(column) != "id") {
+      updates += (updates.empty() ? "" : ", ") + std::string(column) + " = VALUE(" + column + ")";
+    }
+  }
+  auto& stmt = db.prepare("INSERT INTO history (" + columns + ") VALUES (" + placeholders +
+                          ") ON DUPLICATE KEY UPDATE " + updates);
+  for (const auto& r : batch.history) {
+    int i = 1;
+    stmt.setUInt64(i++, r.id);
+    stmt.setString(i++, r.hash);
+    stmt.setUInt64(i++, r.pair_id);
+    stmt.setUInt(i++, refs.at(r.source_slug));
+    stmt.setUInt(i++, refs.at(r.destination_slug));
+    stmt.setString(i++, r.source_deposit_address);
+    stmt.setString(i++, r.source_sender);
+    stmt.setString(i++, r.destination_address);
+    stmt.setString(i++, r.source_block_number);
+    set_nullable(stmt, i++, r.destination_block_number);
+    stmt.setString(i++, r.source_block_timestamp);
+    set_nullable(stmt, i++, r.destination_block_timestamp);
+    stmt.setString(i++, r.source_tx_hash);
+    stmt.setUInt64(i++, r.source_tx_index);
+    set_nullable(stmt, i++, r.destination_tx_hash);
+    stmt.setUInt64(i++, r.source_asset_id);
+    stmt.setUInt64(i++, r.destination_asset_id);
+    stmt.setString(i++, r.source_amount);
+    set_nullable(stmt, i++, r.destination_amount);
+    set_nullable(stmt, i++, r.fee);
+    stmt.setString(i++, r.status);
+    set_nullable(stmt, i++, r.status_message);
+    stmt.executeUpdate();
+  }
+}
+
+void write_deposit_accounts(db::Database& db, const ImportBatch& batch,
+                            const std::map<std::string, std::uint16_t>& refs) {
+  auto& stmt = db.prepare(
+      "INSERT INTO deposit_accounts (deposit_chain, deposit_address, recipient_chain, "
+      "recipient_address) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id");
+  for (const auto& a : batch.deposit_accounts) {
+    stmt.setUInt(1, refs.at(a.deposit_slug));
+    stmt.setString(2, a.deposit_address);
+    stmt.setUInt(3, refs.at(a.recipient_slug));
+    stmt.setString(4, a.recipient_address);
+    stmt.executeUpdate();
+  }
+}
+
+}  // namespace
+
+ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch) {
+  db.begin();
+  try {
+    write_networks(db, batch);
+    const auto refs = chain_refs(db);
+    write_assets(db, batch, refs);
+    write_connects(db, batch, refs);
+    write_pairs(db, batch);
+    write_chain_status(db, batch, refs);
+    write_history(db, batch, refs);
+    write_deposit_accounts(db, batch, refs);
+    db.commit();
+  } catch (...) {
+    db.rollback();
+    throw;
+  }
+  return {batch.networks.size(), batch.assets.size(), batch.connects.size(), batch.pairs.size(),
+          batch.chains.size(),   batch.history.size(), batch.deposit_accounts.size()};
+}
+
+}  // namespace connector::admin
