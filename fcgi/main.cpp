@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
 
     connector::fcgi::WorkerPool pool(listen_fd, config);
     pool.start();
-    connector::util::log_info("ready: " + std::to_string(config.worker.threads) +
-                              " threads on " + config.worker.listen);
+    connector::util::log_info("ready: " + std::to_string(config.worker.threads) + " threads on " +
+                              config.worker.listen);
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     connector::util::log_info(std::string("stopping on ") + strsignal(signal_number) +

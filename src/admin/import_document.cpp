@@ -163,8 +163,10 @@ class MergedReference {
   }
 
   void put_asset(const AssetRow& row) {
-    domain::Asset asset{row.id, data_.chain_by_slug(row.slug)->ref, row.address, row.name,
-                        row.symbol, row.decimals, row.asset_type};
+    domain::Asset asset{row.id,        data_.chain_by_slug(row.slug)->ref,
+                        row.address,   row.name,
+                        row.symbol,    row.decimals,
+                        row.asset_type};
     if (auto* old = const_cast<domain::Asset*>(data_.asset_by_id(row.id))) {
       *old = asset;
     } else {
@@ -223,8 +225,12 @@ void for_each_entry(const rapidjson::Document& doc, const char* name, ReadOne re
 }
 
 NetworkRow read_network(const Entry& e) {
-  NetworkRow row{e.text("network"), e.text("slug"), e.text("base_chain"), e.integer("chain_id"),
-                 e.address("deposit_factory", false), e.tx_hash("deposit_init_code_hash", false)};
+  NetworkRow row{e.text("network"),
+                 e.text("slug"),
+                 e.text("base_chain"),
+                 e.integer("chain_id"),
+                 e.address("deposit_factory", false),
+                 e.tx_hash("deposit_init_code_hash", false)};
   const auto known = std::find_if(kKnownNetworks.begin(), kKnownNetworks.end(),
                                   [&](const KnownNetwork& k) { return k.network == row.network; });
   if (known == kKnownNetworks.end()) {
@@ -294,7 +300,8 @@ ChainStatusRow read_chain_status(const Entry& e, const MergedReference& ref) {
   const auto* chain = ref.chain(row.slug);
   if (chain == nullptr) e.fail("slug", "names no network of this import");
   row.status = e.text("status");
-  if (!one_of(kChainStatuses, row.status)) e.fail("status", "must be OK, STUCK, OFFLINE or SYNCING");
+  if (!one_of(kChainStatuses, row.status))
+    e.fail("status", "must be OK, STUCK, OFFLINE or SYNCING");
   row.latest_height = e.integer("latest_height");
   int decimals = 18;
   for (const auto& asset : ref.data().assets) {
@@ -347,8 +354,10 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   }
   const auto* pair = ref.pair(r.pair_id);
   if (pair == nullptr) e.fail("pair_id", "names no pair of this import");
-  const bool a2b = pair->asset_a_id == r.source_asset_id && pair->asset_b_id == r.destination_asset_id;
-  const bool b2a = pair->asset_b_id == r.source_asset_id && pair->asset_a_id == r.destination_asset_id;
+  const bool a2b =
+      pair->asset_a_id == r.source_asset_id && pair->asset_b_id == r.destination_asset_id;
+  const bool b2a =
+      pair->asset_b_id == r.source_asset_id && pair->asset_a_id == r.destination_asset_id;
   if (!a2b && !b2a) e.fail("pair_id", "does not join source_asset_id and destination_asset_id");
 
   r.source_sender = e.address("source_sender");
@@ -357,13 +366,12 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   if (!source_chain->deposit_factory || !source_chain->deposit_init_code_hash) {
     e.fail("source_slug", "has no deposit_factory, so it takes no deposits");
   }
-  const auto derived = chain::deposit_address(*source_chain->deposit_factory,
-                                              *source_chain->deposit_init_code_hash,
-                                              destination_chain->chain_id,
-                                              *chain::Address::parse(r.destination_address));
+  const auto derived = chain::deposit_address(
+      *source_chain->deposit_factory, *source_chain->deposit_init_code_hash,
+      destination_chain->chain_id, *chain::Address::parse(r.destination_address));
   if (derived.checksummed() != r.source_deposit_address) {
-    e.fail("source_deposit_address", "is not the deposit address of destination_address (" +
-                                         derived.checksummed() + ")");
+    e.fail("source_deposit_address",
+           "is not the deposit address of destination_address (" + derived.checksummed() + ")");
   }
 
   r.source_block_number = std::to_string(e.integer("source_block_number"));

@@ -68,7 +68,8 @@ void write_connects(db::Database& db, const ImportBatch& batch,
   // A connect already stored in the other orientation is the same connect.
   auto& stmt = db.prepare(
       "INSERT INTO connects (chain_a, chain_b) SELECT ?, ? FROM DUAL WHERE NOT EXISTS "
-      "(SELECT 1 FROM connects WHERE (chain_a = ? AND chain_b = ?) OR (chain_a = ? AND chain_b = ?))");
+      "(SELECT 1 FROM connects WHERE (chain_a = ? AND chain_b = ?) OR (chain_a = ? AND chain_b = "
+      "?))");
   for (const auto& c : batch.connects) {
     const auto a = refs.at(c.slug_a), b = refs.at(c.slug_b);
     const std::uint16_t values[] = {a, b, a, b, b, a};
@@ -130,12 +131,28 @@ void write_chain_status(db::Database& db, const ImportBatch& batch,
 
 void write_history(db::Database& db, const ImportBatch& batch,
                    const std::map<std::string, std::uint16_t>& refs) {
-  static const char* const kColumns[] = {
-      "id", "hash", "pair_id", "source_chain", "destination_chain", "source_deposit_address",
-      "source_sender", "destination_address", "source_block_number", "destination_block_number",
-      "source_block_timestamp", "destination_block_timestamp", "source_tx_hash",
-      "source_tx_index", "destination_tx_hash", "source_asset_id", "destination_asset_id",
-      "source_amount", "destination_amount", "fee", "status", "status_message"};
+  static const char* const kColumns[] = {"id",
+                                         "hash",
+                                         "pair_id",
+                                         "source_chain",
+                                         "destination_chain",
+                                         "source_deposit_address",
+                                         "source_sender",
+                                         "destination_address",
+                                         "source_block_number",
+                                         "destination_block_number",
+                                         "source_block_timestamp",
+                                         "destination_block_timestamp",
+                                         "source_tx_hash",
+                                         "source_tx_index",
+                                         "destination_tx_hash",
+                                         "source_asset_id",
+                                         "destination_asset_id",
+                                         "source_amount",
+                                         "destination_amount",
+                                         "fee",
+                                         "status",
+                                         "status_message"};
   std::string columns, placeholders, updates;
   for (const char* column : kColumns) {
     const bool first = columns.empty();
@@ -207,8 +224,9 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch) {
     db.rollback();
     throw;
   }
-  return {batch.networks.size(), batch.assets.size(), batch.connects.size(), batch.pairs.size(),
-          batch.chains.size(),   batch.history.size(), batch.deposit_accounts.size()};
+  return {batch.networks.size(),        batch.assets.size(), batch.connects.size(),
+          batch.pairs.size(),           batch.chains.size(), batch.history.size(),
+          batch.deposit_accounts.size()};
 }
 
 }  // namespace connector::admin

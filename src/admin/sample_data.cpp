@@ -82,9 +82,19 @@ struct SamplePair {
 };
 
 constexpr std::array<SamplePair, 3> kPairs = {{
-    {1, 1, 2, {"1", "10.000000", "0.1", "1000", false}, {"1", "10.000000", "0.1", "1000", false}, 6},
+    {1,
+     1,
+     2,
+     {"1", "10.000000", "0.1", "1000", false},
+     {"1", "10.000000", "0.1", "1000", false},
+     6},
     {2, 3, 4, {"1", "10.000000", "0.1", "88.45", false}, {"0.5", "0.000000", "0", "1000", true}, 3},
-    {3, 5, 6, {"0.001", "25.000000", "0.00001", "2.5", false}, {"0.001", "0.000000", "0", "2.5", false}, 1},
+    {3,
+     5,
+     6,
+     {"0.001", "25.000000", "0.00001", "2.5", false},
+     {"0.001", "0.000000", "0", "2.5", false},
+     1},
 }};
 
 const SampleAsset& asset(std::uint64_t id) { return kAssets[id - 1]; }
@@ -182,9 +192,9 @@ class SampleHistory {
 
     // A few busy recipients and many light ones.
     const auto& recipient = users_[random_() % 4 == 0 ? random_() % 3 : random_() % users_.size()];
-    const auto deposit = chain::deposit_address(
-        *chain::Address::parse(source_chain.factory),
-        *chain::parse_hash32(source_chain.init_code_hash), destination_chain.chain_id, recipient);
+    const auto deposit = chain::deposit_address(*chain::Address::parse(source_chain.factory),
+                                                *chain::parse_hash32(source_chain.init_code_hash),
+                                                destination_chain.chain_id, recipient);
 
     const Uint128 unit = pow10(source.decimals);
     const Uint128 min_deposit = base_units(settings.min_deposit, source.decimals);

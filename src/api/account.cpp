@@ -21,8 +21,8 @@ void require_checksum_on_main_chain(std::string_view text, const chain::Address&
                                     const domain::Chain& recipient_chain) {
   if (!recipient_chain.is_main_base() || chain::is_checksummed(text)) return;
   throw http::invalid_parameter(
-      "recipient_address", "recipient_address must be in checksum form on " +
-                               recipient_chain.slug + ": " + address.checksummed());
+      "recipient_address", "recipient_address must be in checksum form on " + recipient_chain.slug +
+                               ": " + address.checksummed());
 }
 
 }  // namespace
@@ -51,13 +51,18 @@ std::string_view account(const http::QueryParams& params, Services& services,
   }
   require_checksum_on_main_chain(address_text, recipient, recipient_chain);
 
-  const auto deposit = chain::deposit_address(*deposit_chain.deposit_factory,
-                                              *deposit_chain.deposit_init_code_hash,
-                                              recipient_chain.chain_id, recipient);
+  const auto deposit =
+      chain::deposit_address(*deposit_chain.deposit_factory, *deposit_chain.deposit_init_code_hash,
+                             recipient_chain.chain_id, recipient);
   const std::string deposit_text = deposit.checksummed();
-  // Recorded before it is shown: an address the watchers do not know could lose funds.
-  db::record_deposit_account(services.db, {deposit_chain.ref, deposit_text, recipient_chain.ref,
-                                           recipient.checksummed()});
+  // Recorded before it is shown: an address the watchers do not know could lose funds. Any
+  // failure to record it is a 503, whatever the cause.
+  try {
+    db::record_deposit_account(services.db, {deposit_chain.ref, deposit_text, recipient_chain.ref,
+                                             recipient.checksummed()});
+  } catch (const db::DatabaseError& e) {
+    throw db::DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
+  }
 
   out.StartObject();
   json::member(out, "recipient_address", address_text);

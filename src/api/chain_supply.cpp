@@ -5,8 +5,7 @@
 
 namespace connector::api {
 
-std::string_view chain_supply(const http::QueryParams&, Services& services,
-                              json::JsonWriter& out) {
+std::string_view chain_supply(const http::QueryParams&, Services& services, json::JsonWriter& out) {
   const auto chains = db::load_chain_supply(services.db);
   out.StartObject();
   json::key(out, "chains");

@@ -24,8 +24,7 @@ std::string_view networks(const http::QueryParams& params, Services& services,
                           json::JsonWriter& out);
 std::string_view connects(const http::QueryParams& params, Services& services,
                           json::JsonWriter& out);
-std::string_view pairs(const http::QueryParams& params, Services& services,
-                       json::JsonWriter& out);
+std::string_view pairs(const http::QueryParams& params, Services& services, json::JsonWriter& out);
 std::string_view account(const http::QueryParams& params, Services& services,
                          json::JsonWriter& out);
 std::string_view history(const http::QueryParams& params, Services& services,

@@ -63,8 +63,8 @@ HistoryQuery parse_query(const http::QueryParams& params, const domain::Referenc
 
   for (const auto& [param, wire_name] : kEchoedFilters) {
     const auto value = params.get(param);
-    q.echo.emplace_back(wire_name, param == "status" && f.status ? *f.status
-                                                                 : std::string(value.value_or("")));
+    q.echo.emplace_back(
+        wire_name, param == "status" && f.status ? *f.status : std::string(value.value_or("")));
   }
   return q;
 }

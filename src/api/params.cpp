@@ -29,8 +29,8 @@ std::string lower(std::string_view text) {
 
 std::uint64_t parse_uint64(std::string_view name, std::string_view value) {
   const std::string n(name);
-  if (value.empty() || !std::all_of(value.begin(), value.end(),
-                                    [](char c) { return c >= '0' && c <= '9'; })) {
+  if (value.empty() ||
+      !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     throw invalid_parameter(n, n + " must be an unsigned decimal integer");
   }
   std::uint64_t result = 0;

@@ -15,20 +15,28 @@ constexpr std::string_view kNoStore = "no-store";
 
 std::string_view reason_phrase(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 304: return "Not Modified";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 414: return "URI Too Long";
-    case 503: return "Service Unavailable";
-    default: return "Internal Server Error";
+    case 200:
+      return "OK";
+    case 304:
+      return "Not Modified";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 414:
+      return "URI Too Long";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Internal Server Error";
   }
 }
 
-Endpoint find_endpoint(std::string_view path) {
+const Route* find_route(std::string_view path) {
   for (const auto& route : kRoutes) {
-    if (route.path == path) return route.endpoint;
+    if (route.path == path) return &route;
   }
   return nullptr;
 }
@@ -54,10 +62,10 @@ void add_header(std::string& head, std::string_view name, std::string_view value
 
 }  // namespace
 
-int Router::dispatch(Endpoint endpoint, const HttpRequest& request, const std::string& request_id,
+int Router::dispatch(const Route* route, const HttpRequest& request, const std::string& request_id,
                      std::string& cache_control, std::string& extra_headers) {
   try {
-    if (endpoint == nullptr) {
+    if (route == nullptr) {
       // The path is echoed only when it is short, printable text.
       const bool echo = request.path.size() <= 256 && http::is_valid_utf8(request.path);
       throw http::ApiError(404, "not_found",
@@ -70,9 +78,10 @@ int Router::dispatch(Endpoint endpoint, const HttpRequest& request, const std::s
                            "Only GET and HEAD are allowed on " + std::string(request.path));
     }
     const auto params = http::QueryParams::parse(request.query_string);
+    params.reject_duplicates(route->params);
     body_.Clear();
     json::JsonWriter writer(body_);
-    cache_control = endpoint(params, services_, writer);
+    cache_control = route->endpoint(params, services_, writer);
     return 200;
   } catch (const http::ApiError& e) {
     write_error_body(body_, e, request_id);
@@ -80,10 +89,10 @@ int Router::dispatch(Endpoint endpoint, const HttpRequest& request, const std::s
   } catch (const db::DatabaseUnavailable& e) {
     util::log_warning("request " + request_id + ": " + e.what());
     extra_headers = "Retry-After: 1\r\n";
-    write_error_body(body_,
-                     http::ApiError(503, "unavailable",
-                                    "The service cannot reach its database; retry shortly"),
-                     request_id);
+    write_error_body(
+        body_,
+        http::ApiError(503, "unavailable", "The service cannot reach its database; retry shortly"),
+        request_id);
     return 503;
   } catch (const std::exception& e) {
     util::log_error("request " + request_id + ": " + e.what());
@@ -99,8 +108,8 @@ HttpResponse Router::handle(const HttpRequest& request) {
                             : http::make_request_id();
   std::string cache_control(kNoStore);
   std::string extra_headers;
-  response.status = dispatch(find_endpoint(request.path), request, response.request_id,
-                             cache_control, extra_headers);
+  response.status = dispatch(find_route(request.path), request, response.request_id, cache_control,
+                             extra_headers);
   const std::string_view body(body_.GetString(), body_.GetSize());
 
   std::string etag;

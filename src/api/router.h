@@ -4,6 +4,7 @@
 // Knows HTTP as CGI variables, not FastCGI: the worker in fcgi/ feeds it.
 #include <rapidjson/stringbuffer.h>
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -26,16 +27,37 @@ struct HttpResponse {
   std::string_view body;  // empty for HEAD and 304; valid until the next handle()
 };
 
-// The endpoints by path.
+// The endpoints by path, with the parameters each one knows (others are ignored).
 struct Route {
   std::string_view path;
   Endpoint endpoint;
+  std::span<const std::string_view> params;
 };
+inline constexpr std::string_view kAccountParams[] = {"recipient_address", "recipient_blockchain",
+                                                      "deposit_blockchain"};
+inline constexpr std::string_view kHistoryParams[] = {"page_id",
+                                                      "page_size",
+                                                      "source_deposit_address",
+                                                      "source_sender",
+                                                      "source_blockchain",
+                                                      "source_asset_id",
+                                                      "source_tx_hash",
+                                                      "destination_address",
+                                                      "destination_blockchain",
+                                                      "destination_asset_id",
+                                                      "destination_tx_hash",
+                                                      "pair_id",
+                                                      "status",
+                                                      "order"};
+inline constexpr std::string_view kHistoryHashParams[] = {"hash"};
 inline constexpr Route kRoutes[] = {
-    {"/v1/networks", networks},     {"/v1/connects", connects},
-    {"/v1/pairs", pairs},           {"/v1/account", account},
-    {"/v1/history", history},       {"/v1/history/hash", history_by_hash},
-    {"/v1/ab", chain_supply},
+    {"/v1/networks", networks, {}},
+    {"/v1/connects", connects, {}},
+    {"/v1/pairs", pairs, {}},
+    {"/v1/account", account, kAccountParams},
+    {"/v1/history", history, kHistoryParams},
+    {"/v1/history/hash", history_by_hash, kHistoryHashParams},
+    {"/v1/ab", chain_supply, {}},
 };
 
 // One per worker thread: it reuses its body buffer from request to request.
@@ -47,7 +69,7 @@ class Router {
 
  private:
   // Runs the endpoint, or turns what it threw into an error body; returns the status.
-  int dispatch(Endpoint endpoint, const HttpRequest& request, const std::string& request_id,
+  int dispatch(const Route* route, const HttpRequest& request, const std::string& request_id,
                std::string& cache_control, std::string& extra_headers);
 
   Services services_;

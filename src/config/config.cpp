@@ -129,9 +129,8 @@ std::string describe(const Config& c) {
   out << "listen=" << c.worker.listen << " listen_mode=0" << std::oct << c.worker.listen_mode
       << std::dec << " listen_backlog=" << c.worker.listen_backlog
       << " threads=" << c.worker.threads
-      << " reference_refresh_ms=" << c.worker.reference_refresh_ms
-      << " db=" << (c.db.socket.empty() ? c.db.host + ":" + std::to_string(c.db.port)
-                                        : "unix:" + c.db.socket)
+      << " reference_refresh_ms=" << c.worker.reference_refresh_ms << " db="
+      << (c.db.socket.empty() ? c.db.host + ":" + std::to_string(c.db.port) : "unix:" + c.db.socket)
       << " db_name=" << c.db.name << " db_user=" << c.db.user
       << " db_password=" << (c.db.password.empty() ? "(empty)" : "(set)")
       << " db_connect_timeout_s=" << c.db.connect_timeout_s

@@ -6,8 +6,8 @@
 #include <mysql_connection.h>
 #include <mysql_driver.h>
 
-#include <array>
 #include <algorithm>
+#include <array>
 
 #include "util/log.h"
 

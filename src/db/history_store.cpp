@@ -36,8 +36,12 @@ domain::RecordChain read_chain(sql::ResultSet& rs, int first) {
 }
 
 domain::RecordAsset read_asset(sql::ResultSet& rs, int first) {
-  return {text(rs, first), text(rs, first + 1), text(rs, first + 2), text(rs, first + 3),
-          static_cast<int>(u64(rs, first + 4)), text(rs, first + 5)};
+  return {text(rs, first),
+          text(rs, first + 1),
+          text(rs, first + 2),
+          text(rs, first + 3),
+          static_cast<int>(u64(rs, first + 4)),
+          text(rs, first + 5)};
 }
 
 HistoryRecord read_record(sql::ResultSet& rs) {
@@ -134,10 +138,9 @@ std::vector<HistoryRecord> page(Database& db, const std::vector<Condition>& cond
                                 domain::SortOrder order) {
   const std::string direction = order == domain::SortOrder::kAscending ? "ASC" : "DESC";
   auto& stmt = db.prepare(std::string("SELECT ") + kRecordColumns +
-                          " FROM (SELECT id FROM history" + where_clause(conds) +
-                          " ORDER BY id " + direction +
-                          " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id" + kRecordJoins +
-                          " ORDER BY h.id " + direction);
+                          " FROM (SELECT id FROM history" + where_clause(conds) + " ORDER BY id " +
+                          direction + " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id" +
+                          kRecordJoins + " ORDER BY h.id " + direction);
   const int next = bind(stmt, conds);
   stmt.setUInt64(next, limit);
   stmt.setUInt64(next + 1, offset);

@@ -64,8 +64,8 @@ void load_pairs(Database& db, ReferenceData& data) {
                   "b2a_auto_confirm_deposit_amount, b2a_disabled "
                   "FROM pairs ORDER BY id");
   while (rs->next()) {
-    data.pairs.push_back({u64(*rs, 1), u64(*rs, 2), u64(*rs, 3), direction(*rs, 4),
-                          direction(*rs, 9)});
+    data.pairs.push_back(
+        {u64(*rs, 1), u64(*rs, 2), u64(*rs, 3), direction(*rs, 4), direction(*rs, 9)});
   }
 }
 
@@ -102,7 +102,8 @@ std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
     if (!snapshot_) throw;
     loaded_at_ = Clock::now();  // keep serving the old snapshot; try again after the interval
     util::log_warning(std::string("reference data refresh failed, serving the previous "
-                                  "snapshot: ") + e.what());
+                                  "snapshot: ") +
+                      e.what());
     return snapshot_;
   }
 }

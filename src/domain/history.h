@@ -10,8 +10,7 @@ namespace connector::domain {
 enum class SortOrder { kAscending, kDescending };
 
 // The four transfer states, in their canonical spelling.
-inline constexpr std::string_view kHistoryStatuses[] = {"Deposit", "Pending", "Confirmed",
-                                                        "Error"};
+inline constexpr std::string_view kHistoryStatuses[] = {"Deposit", "Pending", "Confirmed", "Error"};
 
 // A chain as it appears inside a record (the joined columns, as text).
 struct RecordChain {

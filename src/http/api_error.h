@@ -9,7 +9,9 @@ namespace connector::http {
 class ApiError : public std::runtime_error {
  public:
   ApiError(int status, std::string code, std::string message, std::string param = {})
-      : std::runtime_error(message), status_(status), code_(std::move(code)),
+      : std::runtime_error(message),
+        status_(status),
+        code_(std::move(code)),
         param_(std::move(param)) {}
 
   int status() const { return status_; }

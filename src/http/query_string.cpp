@@ -67,9 +67,9 @@ std::optional<std::string> decode_component(std::string_view encoded) {
 
 QueryParams QueryParams::parse(std::string_view raw) {
   if (raw.size() > kMaxQueryStringBytes) {
-    throw ApiError(414, "query_too_long",
-                   "The query string is longer than " + std::to_string(kMaxQueryStringBytes) +
-                       " bytes");
+    throw ApiError(
+        414, "query_too_long",
+        "The query string is longer than " + std::to_string(kMaxQueryStringBytes) + " bytes");
   }
   QueryParams params;
   while (!raw.empty()) {
@@ -83,12 +83,17 @@ QueryParams QueryParams::parse(std::string_view raw) {
     const auto value =
         decode_component(eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1));
     if (!value) {
-      throw invalid_parameter(*name, *name + " has an invalid percent-escape, a NUL byte or "
-                                             "invalid UTF-8");
+      throw invalid_parameter(*name, *name +
+                                         " has an invalid percent-escape, a NUL byte or "
+                                         "invalid UTF-8");
     }
     params.items_.emplace_back(std::move(*name), std::move(*value));
   }
   return params;
+}
+
+void QueryParams::reject_duplicates(std::span<const std::string_view> known) const {
+  for (std::string_view name : known) get(name);
 }
 
 std::optional<std::string_view> QueryParams::get(std::string_view name) const {

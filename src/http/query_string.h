@@ -4,6 +4,7 @@
 // malformed reaches validation, SQL or JSON.
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,6 +23,10 @@ class QueryParams {
   // The value of a parameter the endpoint knows: nullopt when absent or empty (an empty value
   // means the filter is unused); throws ApiError duplicate_parameter when given twice.
   std::optional<std::string_view> get(std::string_view name) const;
+
+  // Throws ApiError duplicate_parameter for the first of `known` given more than once; run
+  // before any other check so a duplicate is reported as such.
+  void reject_duplicates(std::span<const std::string_view> known) const;
 
   std::size_t size() const { return items_.size(); }
 

@@ -24,9 +24,12 @@ void write_chain(JsonWriter& w, std::string_view side, const domain::RecordChain
 
 std::string_view status_message(const HistoryRecord& record) {
   if (!record.status_message.empty()) return record.status_message;
-  if (record.status == "Deposit") return "The deposit was seen on the source chain and awaits confirmation.";
-  if (record.status == "Pending") return "The deposit is confirmed and the payout on the destination chain is under way.";
-  if (record.status == "Confirmed") return "The transfer is complete: the payout is confirmed on the destination chain.";
+  if (record.status == "Deposit")
+    return "The deposit was seen on the source chain and awaits confirmation.";
+  if (record.status == "Pending")
+    return "The deposit is confirmed and the payout on the destination chain is under way.";
+  if (record.status == "Confirmed")
+    return "The transfer is complete: the payout is confirmed on the destination chain.";
   return "The transfer could not be completed; contact support with this record's hash.";
 }
 
