@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 
 #include "chain/amount.h"
 #include "chain/deposit_address.h"
@@ -453,11 +454,21 @@ ImportBatch read_import_document(std::string_view text, const domain::ReferenceD
   });
   for_each_entry(doc, "chains",
                  [&](const Entry& e) { batch.chains.push_back(read_chain_status(e, ref)); });
+  std::map<std::uint64_t, std::string> seen_ids;
+  std::map<std::string, std::string> seen_hashes, seen_deposits;
   for_each_entry(doc, "history", [&](const Entry& e) {
     batch.history.push_back(read_history(e, ref));
     const auto& r = batch.history.back();
-    batch.deposit_accounts.push_back(
-        {r.source_slug, r.source_deposit_address, r.destination_slug, r.destination_address});
+    if (const auto [it, fresh] = seen_ids.emplace(r.id, e.where()); !fresh) {
+      e.fail("id", "repeats " + it->second);
+    }
+    if (const auto [it, fresh] = seen_hashes.emplace(r.hash, e.where()); !fresh) {
+      e.fail("source_tx_index", "gives the same hash as " + it->second);
+    }
+    if (seen_deposits.emplace(r.source_slug + r.source_deposit_address, e.where()).second) {
+      batch.deposit_accounts.push_back(
+          {r.source_slug, r.source_deposit_address, r.destination_slug, r.destination_address});
+    }
   });
   return batch;
 }

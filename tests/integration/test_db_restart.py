@@ -1,0 +1,71 @@
+"""MariaDB restarts under a running worker: 503 with Retry-After while it is down, then answers
+again without restarting the worker."""
+
+import time
+import unittest
+
+from fixture import Fixture
+from harness import Stack
+
+stack = None
+fixture = Fixture()
+
+
+def setUpModule():
+    global stack
+    stack = Stack(fixture=fixture.path, threads=4, config={"reference_refresh_ms": 100})
+
+
+def tearDownModule():
+    stack.stop()
+
+
+def wait_for(predicate, seconds=15):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+class DatabaseRestart(unittest.TestCase):
+    def test_503_while_down_then_recovery_without_restarting_workers(self):
+        pid = stack.worker.pid
+        # Every thread holds a live connection before the restart.
+        before = [stack.get("/v1/history?page_size=5").json() for _ in range(12)]
+        self.assertTrue(all(b == before[0] for b in before))
+
+        stack.stop_mariadb()
+        for target in ("/v1/history?page_size=5", "/v1/ab",
+                       f"/v1/history/hash?hash={fixture.history[0]['hash']}"):
+            for _ in range(6):  # reaches several threads
+                r = stack.get(target)
+                self.assertEqual(r.status, 503, (target, r))
+                self.assertEqual(r.headers["Retry-After"], "1")
+                self.assertEqual(r.headers["Cache-Control"], "no-store")
+                self.assertEqual(r.json()["error"]["code"], "unavailable")
+                self.assertEqual(r.json()["error"]["request_id"], r.headers["X-Request-Id"])
+        # Reference data keeps being served from the worker's snapshot.
+        self.assertEqual(stack.get("/v1/networks").status, 200)
+
+        stack.start_mariadb()
+        self.assertTrue(wait_for(lambda: stack.get("/v1/history?page_size=5").status == 200))
+        after = [stack.get("/v1/history?page_size=5") for _ in range(12)]
+        self.assertEqual([r.status for r in after], [200] * 12)
+        self.assertEqual(after[-1].json(), before[0])
+        self.assertEqual(stack.get("/v1/ab").status, 200)
+        self.assertEqual(stack.worker.pid, pid)
+        self.assertIsNone(stack.worker.poll())
+
+    def test_connection_killed_by_the_server_is_retried_transparently(self):
+        self.assertEqual(stack.get("/v1/history?page_size=1").status, 200)
+        ids = stack.sql("SELECT id FROM information_schema.processlist WHERE user = 'connector'")
+        for (conn_id,) in ids:
+            stack.sql(f"KILL {conn_id}")
+        statuses = [stack.get("/v1/history?page_size=1").status for _ in range(12)]
+        self.assertEqual(statuses, [200] * 12)
+
+
+if __name__ == "__main__":
+    unittest.main()
