@@ -67,5 +67,21 @@ class DatabaseRestart(unittest.TestCase):
         self.assertEqual(statuses, [200] * 12)
 
 
+
+class SchemaMismatch(unittest.TestCase):
+    def test_a_broken_query_is_a_500_that_leaks_nothing(self):
+        stack.sql("ALTER TABLE history RENAME COLUMN fee TO fee_renamed")
+        try:
+            r = stack.get("/v1/history?page_size=1")
+        finally:
+            stack.sql("ALTER TABLE history RENAME COLUMN fee_renamed TO fee")
+        self.assertEqual(r.status, 500)
+        self.assertEqual(r.headers["Cache-Control"], "no-store")
+        self.assertEqual(r.json(), {"error": {"code": "internal", "message": "Internal error",
+                                              "request_id": r.headers["X-Request-Id"]}})
+        self.assertIn(r.headers["X-Request-Id"], stack.worker_log_text())
+        self.assertEqual(stack.get("/v1/history?page_size=1").status, 200)
+
+
 if __name__ == "__main__":
     unittest.main()
