@@ -1,5 +1,7 @@
 #include "api/router.h"
 
+#include <algorithm>
+
 #include "db/database.h"
 #include "http/api_error.h"
 #include "http/etag.h"
@@ -67,7 +69,10 @@ int Router::dispatch(const Route* route, const HttpRequest& request, const std::
   try {
     if (route == nullptr) {
       // The path is echoed only when it is short, printable text.
-      const bool echo = request.path.size() <= 256 && http::is_valid_utf8(request.path);
+      const bool echo = request.path.size() <= 256 && http::is_valid_utf8(request.path) &&
+                        std::none_of(request.path.begin(), request.path.end(), [](char c) {
+                          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                        });
       throw http::ApiError(404, "not_found",
                            echo ? "No such endpoint: " + std::string(request.path)
                                 : std::string("No such endpoint"));

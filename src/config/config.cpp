@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -15,8 +16,23 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, last - first + 1);
 }
 
+// '#' starts a comment at the start of a line or after white space, so a value may contain '#'
+// ("db_password = ab#cd") but not " #".
+std::string_view strip_comment(std::string_view line) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+      return line.substr(0, i);
+    }
+  }
+  return line;
+}
+
 unsigned parse_unsigned(const std::string& key, const std::string& value, int base,
                         unsigned min_value, unsigned max_value) {
+  // Digits only: std::stoul alone would also take a sign or leading white space.
+  const bool digits = !value.empty() && std::all_of(value.begin(), value.end(), [base](char c) {
+    return c >= '0' && c < (base == 8 ? '8' : ':');
+  });
   std::size_t used = 0;
   unsigned long parsed = 0;
   try {
@@ -24,8 +40,7 @@ unsigned parse_unsigned(const std::string& key, const std::string& value, int ba
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != value.size() || value.empty() || value[0] == '-' || parsed < min_value ||
-      parsed > max_value) {
+  if (!digits || used != value.size() || parsed < min_value || parsed > max_value) {
     throw ConfigError(key + " must be a whole number from " + std::to_string(min_value) + " to " +
                       std::to_string(max_value));
   }
@@ -82,7 +97,7 @@ Config parse_config(std::string_view text, const EnvLookup& env) {
   std::istringstream lines{std::string(text)};
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
-    const std::string_view content = trim(std::string_view(line).substr(0, line.find('#')));
+    const std::string_view content = trim(strip_comment(line));
     if (content.empty()) continue;
     const auto eq = content.find('=');
     const std::string where = "line " + std::to_string(number);

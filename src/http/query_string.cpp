@@ -79,7 +79,10 @@ QueryParams QueryParams::parse(std::string_view raw) {
     if (item.empty()) continue;  // "a=1&&b=2"
     const std::size_t eq = item.find('=');
     const auto name = decode_component(item.substr(0, eq));
-    if (!name) throw ApiError(400, "invalid_parameter", "A parameter name is not valid UTF-8 text");
+    if (!name) {
+      throw ApiError(400, "invalid_parameter",
+                     "A parameter name has an invalid percent-escape, a NUL byte or invalid UTF-8");
+    }
     const auto value =
         decode_component(eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1));
     if (!value) {

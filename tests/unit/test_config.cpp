@@ -1,0 +1,317 @@
+#define BOOST_TEST_MODULE test_config
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "config/config.h"
+
+using namespace connector::config;
+
+namespace {
+
+// A fake environment: a fixed map, recording every name asked for.
+class FakeEnv {
+ public:
+  explicit FakeEnv(std::map<std::string, std::string> values = {}) : values_(std::move(values)) {}
+
+  EnvLookup lookup() {
+    return [this](const std::string& name) -> std::optional<std::string> {
+      asked_.insert(name);
+      const auto it = values_.find(name);
+      if (it == values_.end()) return std::nullopt;
+      return it->second;
+    };
+  }
+
+  const std::set<std::string>& asked() const { return asked_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::set<std::string> asked_;
+};
+
+Config parse(const std::string& text, std::map<std::string, std::string> env = {}) {
+  FakeEnv fake(std::move(env));
+  return parse_config(text, fake.lookup());
+}
+
+// The ConfigError message, or "<no error>".
+std::string error_of(const std::string& text, std::map<std::string, std::string> env = {}) {
+  try {
+    parse(text, std::move(env));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+const char* const kAllKeysFile =
+    "listen = 127.0.0.1:9000\n"
+    "listen_mode = 0600\n"
+    "listen_backlog = 64\n"
+    "threads = 3\n"
+    "reference_refresh_ms = 250\n"
+    "db_socket = /run/mysqld/mysqld.sock\n"
+    "db_host = db.internal\n"
+    "db_port = 3307\n"
+    "db_name = bridge\n"
+    "db_user = reader\n"
+    "db_password = hunter2\n"
+    "db_connect_timeout_s = 7\n"
+    "db_read_timeout_s = 11\n";
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(empty_file_and_environment_give_the_defaults) {
+  const Config c = parse("");
+  BOOST_TEST(c.worker.listen == "/run/connector/fcgi.sock");
+  BOOST_TEST(c.worker.listen_mode == 0660u);
+  BOOST_TEST(c.worker.listen_backlog == 1024u);
+  BOOST_TEST(c.worker.threads == 8u);
+  BOOST_TEST(c.worker.reference_refresh_ms == 1000u);
+  BOOST_TEST(c.db.socket == "");
+  BOOST_TEST(c.db.host == "127.0.0.1");
+  BOOST_TEST(c.db.port == 3306u);
+  BOOST_TEST(c.db.name == "connector");
+  BOOST_TEST(c.db.user == "connector");
+  BOOST_TEST(c.db.password == "");
+  BOOST_TEST(c.db.connect_timeout_s == 2u);
+  BOOST_TEST(c.db.read_timeout_s == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
+  const Config c = parse(kAllKeysFile);
+  BOOST_TEST(c.worker.listen == "127.0.0.1:9000");
+  BOOST_TEST(c.worker.listen_mode == 0600u);
+  BOOST_TEST(c.worker.listen_backlog == 64u);
+  BOOST_TEST(c.worker.threads == 3u);
+  BOOST_TEST(c.worker.reference_refresh_ms == 250u);
+  BOOST_TEST(c.db.socket == "/run/mysqld/mysqld.sock");
+  BOOST_TEST(c.db.host == "db.internal");
+  BOOST_TEST(c.db.port == 3307u);
+  BOOST_TEST(c.db.name == "bridge");
+  BOOST_TEST(c.db.user == "reader");
+  BOOST_TEST(c.db.password == "hunter2");
+  BOOST_TEST(c.db.connect_timeout_s == 7u);
+  BOOST_TEST(c.db.read_timeout_s == 11u);
+}
+
+BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
+  FakeEnv env;
+  parse_config("", env.lookup());
+  const std::set<std::string> expected = {
+      "CONNECTOR_LISTEN",
+      "CONNECTOR_LISTEN_MODE",
+      "CONNECTOR_LISTEN_BACKLOG",
+      "CONNECTOR_THREADS",
+      "CONNECTOR_REFERENCE_REFRESH_MS",
+      "CONNECTOR_DB_SOCKET",
+      "CONNECTOR_DB_HOST",
+      "CONNECTOR_DB_PORT",
+      "CONNECTOR_DB_NAME",
+      "CONNECTOR_DB_USER",
+      "CONNECTOR_DB_PASSWORD",
+      "CONNECTOR_DB_CONNECT_TIMEOUT_S",
+      "CONNECTOR_DB_READ_TIMEOUT_S",
+  };
+  BOOST_TEST(env.asked() == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(every_key_from_the_environment_sets_its_field) {
+  const Config c = parse("", {
+                                 {"CONNECTOR_LISTEN", "0.0.0.0:9001"},
+                                 {"CONNECTOR_LISTEN_MODE", "0640"},
+                                 {"CONNECTOR_LISTEN_BACKLOG", "65535"},
+                                 {"CONNECTOR_THREADS", "1024"},
+                                 {"CONNECTOR_REFERENCE_REFRESH_MS", "0"},
+                                 {"CONNECTOR_DB_SOCKET", "/tmp/db.sock"},
+                                 {"CONNECTOR_DB_HOST", "10.0.0.5"},
+                                 {"CONNECTOR_DB_PORT", "65535"},
+                                 {"CONNECTOR_DB_NAME", "n"},
+                                 {"CONNECTOR_DB_USER", "u"},
+                                 {"CONNECTOR_DB_PASSWORD", "pw from env"},
+                                 {"CONNECTOR_DB_CONNECT_TIMEOUT_S", "600"},
+                                 {"CONNECTOR_DB_READ_TIMEOUT_S", "3600"},
+                             });
+  BOOST_TEST(c.worker.listen == "0.0.0.0:9001");
+  BOOST_TEST(c.worker.listen_mode == 0640u);
+  BOOST_TEST(c.worker.listen_backlog == 65535u);
+  BOOST_TEST(c.worker.threads == 1024u);
+  BOOST_TEST(c.worker.reference_refresh_ms == 0u);
+  BOOST_TEST(c.db.socket == "/tmp/db.sock");
+  BOOST_TEST(c.db.host == "10.0.0.5");
+  BOOST_TEST(c.db.port == 65535u);
+  BOOST_TEST(c.db.name == "n");
+  BOOST_TEST(c.db.user == "u");
+  BOOST_TEST(c.db.password == "pw from env");
+  BOOST_TEST(c.db.connect_timeout_s == 600u);
+  BOOST_TEST(c.db.read_timeout_s == 3600u);
+}
+
+BOOST_AUTO_TEST_CASE(comments_blank_lines_and_spacing_are_ignored) {
+  const Config c = parse(
+      "# a comment line\n"
+      "\n"
+      "   \n"
+      "\t# an indented comment\n"
+      "threads=4   # a trailing comment\n"
+      "  db_name   =   spaced  \n"
+      "db_user\t=\tTabbed\r\n"
+      "db_host = h\r\n"
+      "\n");
+  BOOST_TEST(c.worker.threads == 4u);
+  BOOST_TEST(c.db.name == "spaced");
+  BOOST_TEST(c.db.user == "Tabbed");
+  BOOST_TEST(c.db.host == "h");
+  BOOST_TEST(c.worker.listen_backlog == 1024u);  // untouched
+}
+
+BOOST_AUTO_TEST_CASE(a_later_line_wins_over_an_earlier_one) {
+  BOOST_TEST(parse("threads = 2\nthreads = 5\n").worker.threads == 5u);
+}
+
+BOOST_AUTO_TEST_CASE(the_environment_wins_over_the_file) {
+  const Config c = parse("threads = 4\ndb_password = from-file\ndb_host = file-host\n",
+                         {{"CONNECTOR_THREADS", "16"}, {"CONNECTOR_DB_PASSWORD", "from-env"}});
+  BOOST_TEST(c.worker.threads == 16u);
+  BOOST_TEST(c.db.password == "from-env");
+  BOOST_TEST(c.db.host == "file-host");  // no variable: the file's value stays
+}
+
+BOOST_AUTO_TEST_CASE(db_password_from_the_environment_alone) {
+  BOOST_TEST(parse("", {{"CONNECTOR_DB_PASSWORD", "p@ss w0rd=#1"}}).db.password == "p@ss w0rd=#1");
+}
+
+BOOST_AUTO_TEST_CASE(listen_mode_is_octal) {
+  const struct {
+    std::string text;
+    unsigned mode;
+  } cases[] = {{"0666", 0666}, {"666", 0666},  {"0660", 0660},
+               {"0", 0},       {"0777", 0777}, {"0600", 0600}};
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.text) {
+      BOOST_TEST(parse("listen_mode = " + c.text + "\n").worker.listen_mode == c.mode);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(file_errors_name_the_line) {
+  const struct {
+    std::string text, message;
+  } cases[] = {
+      {"threads = 4\n# fine\nthreadz = 4\n", "line 3: unknown key threadz"},
+      {"THREADS = 4\n", "line 1: unknown key THREADS"},
+      {"\nthreads 4\n", "line 2: expected key = value"},
+      {"db_password hunter2\n", "line 1: expected key = value"},
+      {"threads = 0\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = 1025\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = -1\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = four\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = 4.0\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = 0x10\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads =\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = 18446744073709551617\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"threads = 4294967300\n", "line 1: threads must be a whole number from 1 to 1024"},
+      {"db_port = 70000\n", "line 1: db_port must be a whole number from 1 to 65535"},
+      {"db_port = 0\n", "line 1: db_port must be a whole number from 1 to 65535"},
+      {"listen_backlog = 0\n", "line 1: listen_backlog must be a whole number from 1 to 65535"},
+      {"reference_refresh_ms = 3600001\n",
+       "line 1: reference_refresh_ms must be a whole number from 0 to 3600000"},
+      {"db_connect_timeout_s = 0\n",
+       "line 1: db_connect_timeout_s must be a whole number from 1 to 600"},
+      {"db_read_timeout_s = 3601\n",
+       "line 1: db_read_timeout_s must be a whole number from 1 to 3600"},
+      {"listen_mode = 01000\n", "line 1: listen_mode must be a whole number from 0 to 511"},
+      {"listen_mode = 0668\n", "line 1: listen_mode must be a whole number from 0 to 511"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.text) { BOOST_TEST(error_of(c.text) == c.message); }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_environment_value_names_the_variable) {
+  const struct {
+    std::string name, value, message;
+  } cases[] = {
+      {"CONNECTOR_THREADS", "abc",
+       "CONNECTOR_THREADS: threads must be a whole number from 1 to 1024"},
+      {"CONNECTOR_THREADS", "0",
+       "CONNECTOR_THREADS: threads must be a whole number from 1 to 1024"},
+      {"CONNECTOR_DB_PORT", "70000",
+       "CONNECTOR_DB_PORT: db_port must be a whole number from 1 to 65535"},
+      {"CONNECTOR_DB_PORT", "",
+       "CONNECTOR_DB_PORT: db_port must be a whole number from 1 to 65535"},
+      {"CONNECTOR_LISTEN_MODE", "999",
+       "CONNECTOR_LISTEN_MODE: listen_mode must be a whole number from 0 to 511"},
+  };
+  for (const auto& c : cases) {
+    BOOST_TEST_CONTEXT(c.name << "=" << c.value) {
+      BOOST_TEST(error_of("", {{c.name, c.value}}) == c.message);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(errors_never_echo_a_password) {
+  // A mistyped key or a line without '=' must not put the secret into the log.
+  for (const std::string text : {"db_pasword = s3cr3t-Value\n", "db_password: s3cr3t-Value\n",
+                                 "db_password = ok\ns3cr3t-Value\n"}) {
+    BOOST_TEST_CONTEXT(text) {
+      const std::string message = error_of(text);
+      BOOST_TEST(message != "<no error>");
+      BOOST_TEST(message.find("s3cr3t") == std::string::npos);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(describe_masks_the_password) {
+  const Config with_password = parse(kAllKeysFile, {{"CONNECTOR_DB_PASSWORD", "Tr0ub4dor&3"}});
+  const std::string text = describe(with_password);
+  BOOST_TEST(text.find("Tr0ub4dor") == std::string::npos);
+  BOOST_TEST(text.find("hunter2") == std::string::npos);
+  BOOST_TEST(text.find("db_password=(set)") != std::string::npos);
+  BOOST_TEST(text.find("(empty)") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
+  BOOST_TEST(describe(parse(kAllKeysFile)) ==
+             "listen=127.0.0.1:9000 listen_mode=0600 listen_backlog=64 threads=3 "
+             "reference_refresh_ms=250 db=unix:/run/mysqld/mysqld.sock db_name=bridge "
+             "db_user=reader db_password=(set) db_connect_timeout_s=7 db_read_timeout_s=11");
+  BOOST_TEST(describe(parse("")) ==
+             "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 threads=8 "
+             "reference_refresh_ms=1000 db=127.0.0.1:3306 db_name=connector db_user=connector "
+             "db_password=(empty) db_connect_timeout_s=2 db_read_timeout_s=5");
+}
+
+BOOST_AUTO_TEST_CASE(hash_inside_a_value_is_kept_but_hash_after_space_is_a_comment) {
+  BOOST_TEST(parse("db_password = ab#cd\n", {}).db.password == "ab#cd");
+  BOOST_TEST(parse("db_password = ab #cd\n", {}).db.password == "ab");
+}
+
+BOOST_AUTO_TEST_CASE(numbers_from_the_environment_are_digits_only) {
+  for (const char* bad : {"+4", " 4", "4 ", "-4", "0x4"}) {
+    BOOST_CHECK_THROW(parse("", {{"CONNECTOR_THREADS", bad}}), connector::config::ConfigError);
+  }
+  BOOST_CHECK_THROW(parse("listen_mode = 0668\n", {}), connector::config::ConfigError);
+}
+
+BOOST_AUTO_TEST_CASE(the_shipped_example_file_parses_to_the_defaults) {
+  std::ifstream file(std::string(CONNECTOR_SOURCE_DIR) + "/fcgi/connector.conf.example");
+  BOOST_REQUIRE(file);
+  std::ostringstream text;
+  text << file.rdbuf();
+  const auto example = parse(text.str(), {});
+  const auto defaults = parse("", {});
+  BOOST_TEST(example.worker.listen == defaults.worker.listen);
+  BOOST_TEST(example.worker.listen_mode == defaults.worker.listen_mode);
+  BOOST_TEST(example.worker.threads == defaults.worker.threads);
+  BOOST_TEST(example.db.host == defaults.db.host);
+  BOOST_TEST(example.db.port == defaults.db.port);
+  BOOST_TEST(example.db.password.empty());
+  BOOST_TEST(example.db.read_timeout_s == defaults.db.read_timeout_s);
+}
