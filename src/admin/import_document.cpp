@@ -209,6 +209,24 @@ class MergedReference {
   domain::ReferenceData data_;
 };
 
+// The referenced network or asset of an entry, or an error naming the field.
+const domain::Chain& chain_field(const Entry& e, const char* field, const MergedReference& ref,
+                                 std::string* slug_out = nullptr) {
+  const std::string slug = e.text(field);
+  const auto* chain = ref.chain(slug);
+  if (chain == nullptr) e.fail(field, "names no network of this import");
+  if (slug_out != nullptr) *slug_out = slug;
+  return *chain;
+}
+
+const domain::Asset& asset_field(const Entry& e, const char* field, const MergedReference& ref,
+                                 std::uint64_t* id_out) {
+  *id_out = e.integer(field);
+  const auto* asset = ref.asset(*id_out);
+  if (asset == nullptr) e.fail(field, "names no asset of this import");
+  return *asset;
+}
+
 const Value* section(const rapidjson::Document& doc, const char* name) {
   const auto it = doc.FindMember(name);
   if (it == doc.MemberEnd()) return nullptr;
@@ -249,8 +267,7 @@ NetworkRow read_network(const Entry& e) {
 AssetRow read_asset(const Entry& e, const MergedReference& ref) {
   AssetRow row;
   row.id = e.integer("id");
-  row.slug = e.text("slug");
-  if (ref.chain(row.slug) == nullptr) e.fail("slug", "names no network of this import");
+  chain_field(e, "slug", ref, &row.slug);
   row.asset_type = e.text("asset_type");
   if (!one_of(kAssetTypes, row.asset_type)) {
     e.fail("asset_type", "must be Coin, ERC-20, NRC-6 or BRC-20");
@@ -279,16 +296,12 @@ domain::DirectionSettings read_direction(const Entry& e, const std::string& dir,
 PairRow read_pair(const Entry& e, const MergedReference& ref) {
   PairRow row;
   row.id = e.integer("id");
-  row.asset_a_id = e.integer("asset_a_id");
-  row.asset_b_id = e.integer("asset_b_id");
-  const auto* a = ref.asset(row.asset_a_id);
-  const auto* b = ref.asset(row.asset_b_id);
-  if (a == nullptr) e.fail("asset_a_id", "names no asset of this import");
-  if (b == nullptr) e.fail("asset_b_id", "names no asset of this import");
-  if (a->chain_ref == b->chain_ref) e.fail("asset_b_id", "must live on another chain than A");
-  row.a2b = read_direction(e, "a2b", a->decimals);
-  row.b2a = read_direction(e, "b2a", b->decimals);
-  const std::string connect_pair = ref.chain_of(*a)->slug + "-" + ref.chain_of(*b)->slug;
+  const auto& a = asset_field(e, "asset_a_id", ref, &row.asset_a_id);
+  const auto& b = asset_field(e, "asset_b_id", ref, &row.asset_b_id);
+  if (a.chain_ref == b.chain_ref) e.fail("asset_b_id", "must live on another chain than A");
+  row.a2b = read_direction(e, "a2b", a.decimals);
+  row.b2a = read_direction(e, "b2a", b.decimals);
+  const std::string connect_pair = ref.chain_of(a)->slug + "-" + ref.chain_of(b)->slug;
   if (e.has("connect_pair") && e.text("connect_pair") != connect_pair) {
     e.fail("connect_pair", "must be " + connect_pair);
   }
@@ -297,16 +310,14 @@ PairRow read_pair(const Entry& e, const MergedReference& ref) {
 
 ChainStatusRow read_chain_status(const Entry& e, const MergedReference& ref) {
   ChainStatusRow row;
-  row.slug = e.text("slug");
-  const auto* chain = ref.chain(row.slug);
-  if (chain == nullptr) e.fail("slug", "names no network of this import");
+  const auto& chain = chain_field(e, "slug", ref, &row.slug);
   row.status = e.text("status");
   if (!one_of(kChainStatuses, row.status))
     e.fail("status", "must be OK, STUCK, OFFLINE or SYNCING");
   row.latest_height = e.integer("latest_height");
   int decimals = 18;
   for (const auto& asset : ref.data().assets) {
-    if (asset.chain_ref == chain->ref && asset.asset_type == "Coin") decimals = asset.decimals;
+    if (asset.chain_ref == chain.ref && asset.asset_type == "Coin") decimals = asset.decimals;
   }
   row.supply = e.amount("supply", decimals);
   return row;
@@ -315,9 +326,9 @@ ChainStatusRow read_chain_status(const Entry& e, const MergedReference& ref) {
 ConnectRow read_connect(const Entry& e, const Value& value, const MergedReference& ref) {
   auto slug = [&](const char* side) -> std::string {
     if (!value.HasMember(side) || !value[side].IsObject()) e.fail(side, "must be a Blockchain");
-    const std::string s = Entry(value[side], e.where() + "." + side).text("slug");
-    if (ref.chain(s) == nullptr) e.fail(side, "names no network of this import");
-    return s;
+    std::string slug;
+    chain_field(Entry(value[side], e.where() + "." + side), "slug", ref, &slug);
+    return slug;
   };
   return {slug("bc1"), slug("bc2")};
 }
@@ -334,23 +345,15 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   HistoryRow r;
   r.id = e.integer("id");
   r.pair_id = e.integer("pair_id");
-  r.source_slug = e.text("source_slug");
-  r.destination_slug = e.text("destination_slug");
-  const auto* source_chain = ref.chain(r.source_slug);
-  const auto* destination_chain = ref.chain(r.destination_slug);
-  if (source_chain == nullptr) e.fail("source_slug", "names no network of this import");
-  if (destination_chain == nullptr) e.fail("destination_slug", "names no network of this import");
-
-  r.source_asset_id = e.integer("source_asset_id");
-  r.destination_asset_id = e.integer("destination_asset_id");
-  const auto* source_asset = ref.asset(r.source_asset_id);
-  const auto* destination_asset = ref.asset(r.destination_asset_id);
-  if (source_asset == nullptr) e.fail("source_asset_id", "names no asset of this import");
-  if (destination_asset == nullptr) e.fail("destination_asset_id", "names no asset of this import");
-  if (source_asset->chain_ref != source_chain->ref) {
+  const auto& source_chain = chain_field(e, "source_slug", ref, &r.source_slug);
+  const auto& destination_chain = chain_field(e, "destination_slug", ref, &r.destination_slug);
+  const auto& source_asset = asset_field(e, "source_asset_id", ref, &r.source_asset_id);
+  const auto& destination_asset =
+      asset_field(e, "destination_asset_id", ref, &r.destination_asset_id);
+  if (source_asset.chain_ref != source_chain.ref) {
     e.fail("source_asset_id", "is not an asset of source_slug");
   }
-  if (destination_asset->chain_ref != destination_chain->ref) {
+  if (destination_asset.chain_ref != destination_chain.ref) {
     e.fail("destination_asset_id", "is not an asset of destination_slug");
   }
   const auto* pair = ref.pair(r.pair_id);
@@ -364,12 +367,12 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   r.source_sender = e.address("source_sender");
   r.destination_address = e.address("destination_address");
   r.source_deposit_address = e.address("source_deposit_address");
-  if (!source_chain->deposit_factory || !source_chain->deposit_init_code_hash) {
+  if (!source_chain.deposit_factory || !source_chain.deposit_init_code_hash) {
     e.fail("source_slug", "has no deposit_factory, so it takes no deposits");
   }
   const auto derived = chain::deposit_address(
-      *source_chain->deposit_factory, *source_chain->deposit_init_code_hash,
-      destination_chain->chain_id, *chain::Address::parse(r.destination_address));
+      *source_chain.deposit_factory, *source_chain.deposit_init_code_hash,
+      destination_chain.chain_id, *chain::Address::parse(r.destination_address));
   if (derived.checksummed() != r.source_deposit_address) {
     e.fail("source_deposit_address",
            "is not the deposit address of destination_address (" + derived.checksummed() + ")");
@@ -384,14 +387,14 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   r.source_tx_index = e.integer("source_tx_index");
   if (r.source_tx_index > 0xFFFFFFFFu) e.fail("source_tx_index", "is too large");
 
-  r.source_amount = e.amount("source_amount", source_asset->decimals);
-  r.destination_amount = e.amount("destination_amount", destination_asset->decimals, false);
-  r.fee = e.amount("fee", source_asset->decimals, false);
+  r.source_amount = e.amount("source_amount", source_asset.decimals);
+  r.destination_amount = e.amount("destination_amount", destination_asset.decimals, false);
+  r.fee = e.amount("fee", source_asset.decimals, false);
   r.status = canonical_status(e);
   r.status_message = e.text("status_message", false);
   if (r.status_message.size() > 255) e.fail("status_message", "must be at most 255 bytes");
 
-  r.hash = history_hash(source_chain->network, source_chain->chain_id, r.source_tx_hash,
+  r.hash = history_hash(source_chain.network, source_chain.chain_id, r.source_tx_hash,
                         r.source_tx_index);
   if (e.has("hash")) {
     std::string given = e.text("hash");

@@ -1,18 +1,13 @@
 // GET /v1/networks: the chains of this deployment.
-#include "api/endpoints.h"
+#include "api/reference_list.h"
 #include "json/reference_writer.h"
 
 namespace connector::api {
 
 std::string_view networks(const http::QueryParams&, Services& services, json::JsonWriter& out) {
-  const auto data = services.reference.get(services.db);
-  out.StartObject();
-  json::key(out, "networks");
-  out.StartArray();
-  for (const auto& chain : data->chains) json::write_chain(out, chain);
-  out.EndArray();
-  out.EndObject();
-  return kReferenceCacheControl;
+  return write_reference_list(services, out, "networks", &domain::ReferenceData::chains,
+                              [](json::JsonWriter& w, const domain::Chain& chain,
+                                 const domain::ReferenceData&) { json::write_chain(w, chain); });
 }
 
 }  // namespace connector::api

@@ -8,30 +8,13 @@
 #include <string_view>
 
 #include "api/params.h"
+#include "api_error_check.h"
 #include "http/api_error.h"
 
 using namespace connector;
 using namespace connector::api;
 
 namespace {
-
-// What an ApiError carried, or nothing when the call did not throw one.
-struct Thrown {
-  int status = 0;
-  std::string code;
-  std::string param;
-  std::string message;
-};
-
-template <typename F>
-std::optional<Thrown> api_error_of(F&& f) {
-  try {
-    f();
-  } catch (const http::ApiError& e) {
-    return Thrown{e.status(), e.code(), e.param(), e.what()};
-  }
-  return std::nullopt;
-}
 
 // Checks that f throws 400 invalid_parameter for `param`, with a message that names it.
 template <typename F>

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "api_error_check.h"
 #include "http/api_error.h"
 #include "http/query_string.h"
 
@@ -14,24 +15,6 @@ using namespace connector::http;
 using namespace std::string_literals;
 
 namespace {
-
-// What an ApiError carried, or nothing when the call did not throw one.
-struct Thrown {
-  int status = 0;
-  std::string code;
-  std::string param;
-  std::string message;
-};
-
-template <typename F>
-std::optional<Thrown> api_error_of(F&& f) {
-  try {
-    f();
-  } catch (const ApiError& e) {
-    return Thrown{e.status(), e.code(), e.param(), e.what()};
-  }
-  return std::nullopt;
-}
 
 // Optionals as text, so Boost.Test can print both sides of a failed comparison.
 std::string shown(const std::optional<std::string_view>& value) {
