@@ -1,17 +1,24 @@
 #include "worker_pool.h"
 
 #include <fcgiapp.h>
-#include <sys/socket.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <stdexcept>
 #include <string_view>
 
 #include "api/router.h"
 #include "db/database.h"
+#include "metrics/scoreboard.h"
 #include "util/log.h"
 
 namespace connector::fcgi {
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 std::string_view param(const FCGX_Request& request, const char* name) {
   const char* value = FCGX_GetParam(name, request.envp);
@@ -32,43 +39,103 @@ void put(FCGX_Stream* out, std::string_view bytes) {
   if (!bytes.empty()) FCGX_PutStr(bytes.data(), static_cast<int>(bytes.size()), out);
 }
 
+std::int64_t unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Raises the pool-wide high-water mark of busy threads.
+void note_active(metrics::Scoreboard& board) {
+  const std::uint32_t now = board.active_threads();
+  std::uint32_t seen = board.max_active.load(std::memory_order_relaxed);
+  while (now > seen && !board.max_active.compare_exchange_weak(seen, now)) {
+  }
+}
+
 }  // namespace
 
-WorkerPool::WorkerPool(int listen_fd, const config::Config& config)
+WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
+                       const util::AccessLog& access_log)
     : listen_fd_(listen_fd),
+      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
       config_(config),
-      reference_(std::chrono::milliseconds(config.worker.reference_refresh_ms)) {}
+      slot_(slot),
+      access_log_(access_log),
+      reference_(std::chrono::milliseconds(config.worker.reference_refresh_ms)) {
+  if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
+}
 
-WorkerPool::~WorkerPool() { stop(); }
+WorkerPool::~WorkerPool() {
+  request_stop();
+  join();
+  ::close(stop_fd_);
+}
 
 void WorkerPool::start() {
+  slot_.threads.store(config_.worker.threads);
   for (unsigned i = 0; i < config_.worker.threads; ++i) threads_.emplace_back([this] { serve(); });
 }
 
-void WorkerPool::stop() {
+void WorkerPool::request_stop() {
   if (stopping_.exchange(true)) return;
-  // Wakes every thread blocked in accept(); requests already accepted run to the end.
-  ::shutdown(listen_fd_, SHUT_RDWR);
+  const std::uint64_t one = 1;
+  [[maybe_unused]] const auto written = ::write(stop_fd_, &one, sizeof one);
+}
+
+void WorkerPool::join() {
   for (auto& thread : threads_) thread.join();
   threads_.clear();
 }
 
-void WorkerPool::serve() {
-  db::DriverThreadScope driver_thread;
-  db::Database database(config_.db);
-  api::Router router({database, reference_});
-  FCGX_Request request;
-  FCGX_InitRequest(&request, listen_fd_, 0);
+bool WorkerPool::wait_for_connection() {
+  pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
   while (!stopping_) {
-    if (FCGX_Accept_r(&request) < 0) {
-      if (stopping_) break;
-      // Never retry at once: a broken socket would spin a core.
-      util::log_warning("FastCGI accept failed; retrying");
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      util::log_warning("poll on the listening socket failed; retrying");
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
+    if (fds[1].revents != 0) return false;
+    if (fds[0].revents & POLLIN) return true;
+    if (fds[0].revents != 0) {  // POLLERR/POLLHUP/POLLNVAL: never spin on a broken socket
+      util::log_warning("the listening socket reports an error; retrying");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return false;
+}
+
+void WorkerPool::count_request() {
+  const auto max_requests = config_.worker.max_requests;
+  if (served_.fetch_add(1) + 1 == max_requests && max_requests != 0) {
+    recycle_due_ = true;
+    request_stop();
+  }
+}
+
+void WorkerPool::serve() {
+  db::DriverThreadScope driver_thread;
+  const unsigned budget_ms = config_.worker.request_timeout_ms;
+  db::Database reader(db::read_targets(config_.db), db::connection_options(config_.db, budget_ms));
+  db::Database writer(db::write_targets(config_.db), db::connection_options(config_.db, budget_ms));
+  api::Router router({reader, writer, reference_});
+  auto& board = metrics::scoreboard();
+  const int pid = static_cast<int>(::getpid());
+  FCGX_Request request;
+  FCGX_InitRequest(&request, listen_fd_, 0);
+  while (wait_for_connection()) {
+    // Another thread or process may have taken the connection: the socket is non-blocking.
+    if (FCGX_Accept_r(&request) < 0) continue;
+    const auto started = Clock::now();
+    slot_.active.fetch_add(1);
+    board.accepted.fetch_add(1, std::memory_order_relaxed);
+    note_active(board);
+
+    const auto method = param(request, "REQUEST_METHOD");
     const auto response = router.handle({
-        .method = param(request, "REQUEST_METHOD"),
+        .method = method,
         .path = request_path(request),
         .query_string = param(request, "QUERY_STRING"),
         .if_none_match = param(request, "HTTP_IF_NONE_MATCH"),
@@ -77,6 +144,27 @@ void WorkerPool::serve() {
     put(request.out, response.head);
     put(request.out, response.body);
     FCGX_Finish_r(&request);
+
+    const auto duration_us = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
+    const bool slow = duration_us >= std::uint64_t{config_.worker.slow_request_ms} * 1000;
+    board.record(response.endpoint_index, response.status, duration_us, slow);
+    slot_.active.fetch_sub(1);
+    slot_.requests.fetch_add(1, std::memory_order_relaxed);
+    const util::AccessRecord record{unix_ms(),
+                                    response.request_id,
+                                    method,
+                                    metrics::kEndpointLabels[response.endpoint_index],
+                                    response.status,
+                                    duration_us,
+                                    response.body.size(),
+                                    pid};
+    if (slow || access_log_.enabled()) {
+      const std::string line = util::format_access_line(record);
+      if (slow) util::log_warning("slow request: " + line.substr(0, line.size() - 1));
+      access_log_.write(line);
+    }
+    count_request();
   }
   FCGX_Free(&request, 0);
 }

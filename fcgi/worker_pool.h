@@ -1,31 +1,47 @@
 #pragma once
-// A pool of threads that each accept FastCGI requests on the shared listening socket and answer
-// them through their own Router and database connection.
+// The threads of one worker process. Each polls the shared listening socket together with the
+// process's stop signal, accepts, and answers through its own Router and database connections;
+// so stopping (drain) wakes every idle thread at once and lets busy ones finish their request.
 #include <atomic>
 #include <thread>
 #include <vector>
 
 #include "config/config.h"
 #include "db/reference_store.h"
+#include "metrics/scoreboard.h"
+#include "util/access_log.h"
 
 namespace connector::fcgi {
 
 class WorkerPool {
  public:
-  WorkerPool(int listen_fd, const config::Config& config);
+  WorkerPool(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
+             const util::AccessLog& access_log);
   ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
 
   void start();
-  // Stops accepting, lets in-flight requests finish, joins the threads.
-  void stop();
+  // Stops accepting; requests in flight finish. Safe from any thread, more than once.
+  void request_stop();
+  void join();
+  // True once the process has served max_requests and should be replaced.
+  bool recycle_due() const { return recycle_due_; }
 
  private:
   void serve();
+  bool wait_for_connection();  // false when stopping
+  void count_request();
 
   int listen_fd_;
+  int stop_fd_;  // an eventfd: readable once stopping
   const config::Config& config_;
+  metrics::ProcessSlot& slot_;
+  const util::AccessLog& access_log_;
   db::ReferenceCache reference_;
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> recycle_due_{false};
+  std::atomic<std::uint64_t> served_{0};
   std::vector<std::thread> threads_;
 };
 

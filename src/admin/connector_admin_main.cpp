@@ -34,7 +34,8 @@ std::string read_file(const std::string& path) {
 
 int import_command(const config::Config& config, const std::string& path) {
   db::init_driver();
-  db::Database database(config.db);
+  db::Database database({{config.db.primary(), config.db.user, config.db.password}},
+                        db::connection_options(config.db));
   const auto existing = db::load_reference_data(database);
   const auto batch = admin::read_import_document(read_file(path), existing);
   const auto counts = admin::write_import_batch(database, batch);

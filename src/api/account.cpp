@@ -58,8 +58,8 @@ std::string_view account(const http::QueryParams& params, Services& services,
   // Recorded before it is shown: an address the watchers do not know could lose funds. Any
   // failure to record it is a 503, whatever the cause.
   try {
-    db::record_deposit_account(services.db, {deposit_chain.ref, deposit_text, recipient_chain.ref,
-                                             recipient.checksummed()});
+    db::record_deposit_account(services.writer, {deposit_chain.ref, deposit_text,
+                                                 recipient_chain.ref, recipient.checksummed()});
   } catch (const db::DatabaseError& e) {
     throw db::DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
   }

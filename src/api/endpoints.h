@@ -11,9 +11,11 @@
 
 namespace connector::api {
 
-// What an endpoint may use: the thread's connection and the shared reference snapshot.
+// What an endpoint may use: the thread's read and write connections and the shared reference
+// snapshot.
 struct Services {
-  db::Database& db;
+  db::Database& db;      // reads: replicas, then the primary
+  db::Database& writer;  // the one write, on the primary
   db::ReferenceCache& reference;
 };
 

@@ -7,6 +7,7 @@
 #include "http/etag.h"
 #include "http/query_string.h"
 #include "http/request_id.h"
+#include "metrics/scoreboard.h"
 #include "util/log.h"
 
 namespace connector::api {
@@ -36,11 +37,23 @@ std::string_view reason_phrase(int status) {
   }
 }
 
-const Route* find_route(std::string_view path) {
-  for (const auto& route : kRoutes) {
+template <typename Table>
+auto find_in(const Table& table, std::string_view path) -> decltype(&table[0]) {
+  for (const auto& route : table) {
     if (route.path == path) return &route;
   }
   return nullptr;
+}
+
+[[noreturn]] void throw_not_found(std::string_view path) {
+  // The path is echoed only when it is short, printable text.
+  const bool echo = path.size() <= 256 && http::is_valid_utf8(path) &&
+                    std::none_of(path.begin(), path.end(), [](char c) {
+                      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+                    });
+  throw http::ApiError(
+      404, "not_found",
+      echo ? "No such endpoint: " + std::string(path) : std::string("No such endpoint"));
 }
 
 void write_error_body(rapidjson::StringBuffer& buffer, const http::ApiError& error,
@@ -64,46 +77,68 @@ void add_header(std::string& head, std::string_view name, std::string_view value
 
 }  // namespace
 
-int Router::dispatch(const Route* route, const HttpRequest& request, const std::string& request_id,
-                     std::string& cache_control, std::string& extra_headers) {
+struct Router::Outcome {
+  int status = 200;
+  std::size_t endpoint_index = metrics::kUnknownEndpoint;
+  std::string cache_control{kNoStore};
+  std::string_view content_type = kContentType;
+  std::string extra_headers;
+  bool validators = false;  // ETag and If-None-Match apply
+};
+
+void Router::run_api(const Route& route, const HttpRequest& request, Outcome& outcome) {
+  const auto params = http::QueryParams::parse(request.query_string);
+  params.reject_duplicates(route.params);
+  json::JsonWriter writer(body_);
+  outcome.cache_control = route.endpoint(params, services_, writer);
+  outcome.validators = true;
+}
+
+void Router::run_ops(const OpsRoute& route, Outcome& outcome) {
+  outcome.content_type = route.endpoint(services_, body_);
+}
+
+Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& request_id) {
+  Outcome outcome;
+  const Route* api = find_in(kRoutes, request.path);
+  const OpsRoute* ops = api ? nullptr : find_in(kOpsRoutes, request.path);
+  if (api) outcome.endpoint_index = static_cast<std::size_t>(api - kRoutes);
+  if (ops) outcome.endpoint_index = metrics::kOpsEndpoint;
+  body_.Clear();
   try {
-    if (route == nullptr) {
-      // The path is echoed only when it is short, printable text.
-      const bool echo = request.path.size() <= 256 && http::is_valid_utf8(request.path) &&
-                        std::none_of(request.path.begin(), request.path.end(), [](char c) {
-                          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-                        });
-      throw http::ApiError(404, "not_found",
-                           echo ? "No such endpoint: " + std::string(request.path)
-                                : std::string("No such endpoint"));
-    }
+    if (!api && !ops) throw_not_found(request.path);
     if (request.method != "GET" && request.method != "HEAD") {
-      extra_headers = "Allow: GET, HEAD\r\n";
+      outcome.extra_headers = "Allow: GET, HEAD\r\n";
       throw http::ApiError(405, "method_not_allowed",
                            "Only GET and HEAD are allowed on " + std::string(request.path));
     }
-    const auto params = http::QueryParams::parse(request.query_string);
-    params.reject_duplicates(route->params);
-    body_.Clear();
-    json::JsonWriter writer(body_);
-    cache_control = route->endpoint(params, services_, writer);
-    return 200;
+    if (api) {
+      run_api(*api, request, outcome);
+    } else {
+      run_ops(*ops, outcome);
+    }
+    return outcome;
   } catch (const http::ApiError& e) {
     write_error_body(body_, e, request_id);
-    return e.status();
+    outcome.status = e.status();
   } catch (const db::DatabaseUnavailable& e) {
     util::log_warning("request " + request_id + ": " + e.what());
-    extra_headers = "Retry-After: 1\r\n";
     write_error_body(
         body_,
         http::ApiError(503, "unavailable", "The service cannot reach its database; retry shortly"),
         request_id);
-    return 503;
+    outcome.status = 503;
+    outcome.extra_headers = "Retry-After: 1\r\n";
   } catch (const std::exception& e) {
     util::log_error("request " + request_id + ": " + e.what());
     write_error_body(body_, http::ApiError(500, "internal", "Internal error"), request_id);
-    return 500;
+    outcome.status = 500;
   }
+  // Errors: one body shape, never cached, whatever the endpoint had started to write.
+  outcome.cache_control = kNoStore;
+  outcome.content_type = kContentType;
+  outcome.validators = false;
+  return outcome;
 }
 
 HttpResponse Router::handle(const HttpRequest& request) {
@@ -111,14 +146,13 @@ HttpResponse Router::handle(const HttpRequest& request) {
   response.request_id = http::is_valid_request_id(request.request_id)
                             ? std::string(request.request_id)
                             : http::make_request_id();
-  std::string cache_control(kNoStore);
-  std::string extra_headers;
-  response.status = dispatch(find_route(request.path), request, response.request_id, cache_control,
-                             extra_headers);
+  const Outcome outcome = dispatch(request, response.request_id);
+  response.status = outcome.status;
+  response.endpoint_index = outcome.endpoint_index;
   const std::string_view body(body_.GetString(), body_.GetSize());
 
   std::string etag;
-  if (response.status == 200) {
+  if (outcome.validators) {
     etag = http::strong_etag(body);
     if (!request.if_none_match.empty() &&
         http::if_none_match_matches(request.if_none_match, etag)) {
@@ -133,11 +167,11 @@ HttpResponse Router::handle(const HttpRequest& request) {
       .append(" ")
       .append(reason_phrase(response.status))
       .append("\r\n");
-  add_header(head, "Content-Type", kContentType);
+  add_header(head, "Content-Type", outcome.content_type);
   add_header(head, "X-Request-Id", response.request_id);
-  add_header(head, "Cache-Control", cache_control);
+  add_header(head, "Cache-Control", outcome.cache_control);
   if (!etag.empty()) add_header(head, "ETag", etag);
-  head.append(extra_headers);
+  head.append(outcome.extra_headers);
   const bool send_body = response.status != 304 && request.method != "HEAD";
   if (response.status != 304) add_header(head, "Content-Length", std::to_string(body.size()));
   head.append("\r\n");

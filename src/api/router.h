@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "api/endpoints.h"
+#include "api/ops.h"
 
 namespace connector::api {
 
@@ -22,6 +23,7 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
+  std::size_t endpoint_index = 0;  // the metrics label: index in kRoutes, then ops, unknown
   std::string request_id;
   std::string head;       // CGI header lines ("Status: 200 OK\r\n" ...) and the blank line
   std::string_view body;  // empty for HEAD and 304; valid until the next handle()
@@ -68,9 +70,11 @@ class Router {
   HttpResponse handle(const HttpRequest& request);
 
  private:
-  // Runs the endpoint, or turns what it threw into an error body; returns the status.
-  int dispatch(const Route* route, const HttpRequest& request, const std::string& request_id,
-               std::string& cache_control, std::string& extra_headers);
+  struct Outcome;
+  // Runs the endpoint or operations page, or turns what it threw into an error body.
+  Outcome dispatch(const HttpRequest& request, const std::string& request_id);
+  void run_api(const Route& route, const HttpRequest& request, Outcome& outcome);
+  void run_ops(const OpsRoute& route, Outcome& outcome);
 
   Services services_;
   rapidjson::StringBuffer body_;

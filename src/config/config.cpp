@@ -47,6 +47,21 @@ unsigned parse_unsigned(const std::string& key, const std::string& value, int ba
   return static_cast<unsigned>(parsed);
 }
 
+std::vector<DatabaseEndpoint> parse_endpoint_list(const std::string& key, std::string_view list) {
+  std::vector<DatabaseEndpoint> endpoints;
+  while (!trim(list).empty()) {
+    const auto comma = list.find(',');
+    const auto item = trim(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    const auto endpoint = parse_endpoint(item);
+    if (!endpoint) {
+      throw ConfigError(key + " must list unix:/path or host:port entries, separated by commas");
+    }
+    endpoints.push_back(*endpoint);
+  }
+  return endpoints;
+}
+
 // Every key the file may hold, bound to the field it sets.
 using Setter = std::function<void(Config&, const std::string& key, const std::string& value)>;
 
@@ -70,7 +85,14 @@ const std::map<std::string, Setter>& setters() {
       {"listen", [](Config& c, const std::string&, const std::string& v) { c.worker.listen = v; }},
       {"listen_mode", number(&WorkerSettings::listen_mode, 0, 0777, 8)},
       {"listen_backlog", number(&WorkerSettings::listen_backlog, 1, 65535)},
+      {"processes", number(&WorkerSettings::processes, 1, 64)},
       {"threads", number(&WorkerSettings::threads, 1, 1024)},
+      {"max_requests", number(&WorkerSettings::max_requests, 0, 4000000000u)},
+      {"request_timeout_ms", number(&WorkerSettings::request_timeout_ms, 100, 600000)},
+      {"slow_request_ms", number(&WorkerSettings::slow_request_ms, 0, 600000)},
+      {"access_log",
+       [](Config& c, const std::string&, const std::string& v) { c.worker.access_log = v; }},
+      {"shutdown_timeout_s", number(&WorkerSettings::shutdown_timeout_s, 1, 3600)},
       {"reference_refresh_ms", number(&WorkerSettings::reference_refresh_ms, 0, 3600000)},
       {"db_socket", text(&DatabaseSettings::socket)},
       {"db_host", text(&DatabaseSettings::host)},
@@ -78,6 +100,10 @@ const std::map<std::string, Setter>& setters() {
       {"db_name", text(&DatabaseSettings::name)},
       {"db_user", text(&DatabaseSettings::user)},
       {"db_password", text(&DatabaseSettings::password)},
+      {"db_write_user", text(&DatabaseSettings::write_user)},
+      {"db_write_password", text(&DatabaseSettings::write_password)},
+      {"db_replicas", [](Config& c, const std::string& k,
+                         const std::string& v) { c.db.replicas = parse_endpoint_list(k, v); }},
       {"db_connect_timeout_s", number(&DatabaseSettings::connect_timeout_s, 1, 600)},
       {"db_read_timeout_s", number(&DatabaseSettings::read_timeout_s, 1, 3600)},
   };
@@ -91,6 +117,28 @@ std::string env_name(const std::string& key) {
 }
 
 }  // namespace
+
+std::string DatabaseEndpoint::describe() const {
+  return socket.empty() ? host + ":" + std::to_string(port) : "unix:" + socket;
+}
+
+std::optional<DatabaseEndpoint> parse_endpoint(std::string_view text) {
+  if (text.starts_with("unix:")) {
+    const auto path = text.substr(5);
+    if (path.empty() || path[0] != '/') return std::nullopt;
+    return DatabaseEndpoint{std::string(path), {}, 0};
+  }
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  const auto port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  const unsigned number = static_cast<unsigned>(std::stoul(std::string(port)));
+  if (number == 0 || number > 65535) return std::nullopt;
+  return DatabaseEndpoint{{}, std::string(text.substr(0, colon)), number};
+}
 
 Config parse_config(std::string_view text, const EnvLookup& env) {
   Config config;
@@ -140,14 +188,23 @@ Config load_config(const std::string& path) {
 }
 
 std::string describe(const Config& c) {
+  std::string replicas;
+  for (const auto& r : c.db.replicas) replicas += (replicas.empty() ? "" : ",") + r.describe();
+  auto secret = [](const std::string& value) { return value.empty() ? "(empty)" : "(set)"; };
   std::ostringstream out;
   out << "listen=" << c.worker.listen << " listen_mode=0" << std::oct << c.worker.listen_mode
       << std::dec << " listen_backlog=" << c.worker.listen_backlog
-      << " threads=" << c.worker.threads
-      << " reference_refresh_ms=" << c.worker.reference_refresh_ms << " db="
-      << (c.db.socket.empty() ? c.db.host + ":" + std::to_string(c.db.port) : "unix:" + c.db.socket)
-      << " db_name=" << c.db.name << " db_user=" << c.db.user
-      << " db_password=" << (c.db.password.empty() ? "(empty)" : "(set)")
+      << " processes=" << c.worker.processes << " threads=" << c.worker.threads
+      << " max_requests=" << c.worker.max_requests
+      << " request_timeout_ms=" << c.worker.request_timeout_ms
+      << " slow_request_ms=" << c.worker.slow_request_ms << " access_log=" << c.worker.access_log
+      << " shutdown_timeout_s=" << c.worker.shutdown_timeout_s
+      << " reference_refresh_ms=" << c.worker.reference_refresh_ms
+      << " db=" << c.db.primary().describe()
+      << " db_replicas=" << (replicas.empty() ? "(none)" : replicas) << " db_name=" << c.db.name
+      << " db_user=" << c.db.user << " db_password=" << secret(c.db.password)
+      << " db_write_user=" << (c.db.write_user.empty() ? c.db.user : c.db.write_user)
+      << " db_write_password=" << secret(c.db.write_password)
       << " db_connect_timeout_s=" << c.db.connect_timeout_s
       << " db_read_timeout_s=" << c.db.read_timeout_s;
   return out.str();

@@ -7,25 +7,51 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace connector::config {
 
-struct DatabaseSettings {
-  std::string socket;  // unix socket path; when set, host and port are unused
+// Where a MariaDB server listens: a unix socket, or host and port.
+struct DatabaseEndpoint {
+  std::string socket;  // when set, host and port are unused
   std::string host = "127.0.0.1";
   unsigned port = 3306;
+
+  std::string describe() const;  // "unix:/path" or "host:port"
+};
+
+// "unix:/path/to.sock" or "host:port"; nullopt when malformed.
+std::optional<DatabaseEndpoint> parse_endpoint(std::string_view text);
+
+struct DatabaseSettings {
+  // The primary: takes the one write and is the last resort for reads.
+  std::string socket;
+  std::string host = "127.0.0.1";
+  unsigned port = 3306;
+  // Read replicas, tried in order before the primary.
+  std::vector<DatabaseEndpoint> replicas;
   std::string name = "connector";
-  std::string user = "connector";
+  std::string user = "connector";  // the account for reads
   std::string password;
+  std::string write_user;  // the account for the deposit-account insert; empty: `user`
+  std::string write_password;
   unsigned connect_timeout_s = 2;
   unsigned read_timeout_s = 5;
+
+  DatabaseEndpoint primary() const { return {socket, host, port}; }
 };
 
 struct WorkerSettings {
   std::string listen = "/run/connector/fcgi.sock";  // unix socket path, or host:port
   unsigned listen_mode = 0660;
   unsigned listen_backlog = 1024;
+  unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;
+  unsigned max_requests = 0;           // a process is replaced after this many requests; 0: never
+  unsigned request_timeout_ms = 3000;  // time budget of one request, enforced in the database
+  unsigned slow_request_ms = 1000;     // requests slower than this are logged as slow
+  std::string access_log = "stderr";   // a file path, "stderr" or "off"
+  unsigned shutdown_timeout_s = 30;    // how long stopping waits for requests in flight
   unsigned reference_refresh_ms = 1000;
 };
 

@@ -7,9 +7,9 @@ namespace connector::db {
 void record_deposit_account(Database& db, const DepositAccount& account) {
   db.run([&](Database& session) {
     auto& stmt = session.prepare(
-        "INSERT INTO deposit_accounts "
+        "INSERT IGNORE INTO deposit_accounts "
         "(deposit_chain, deposit_address, recipient_chain, recipient_address) "
-        "VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id");
+        "VALUES (?, ?, ?, ?)");
     stmt.setUInt(1, account.deposit_chain);
     stmt.setString(2, account.deposit_address);
     stmt.setUInt(3, account.recipient_chain);

@@ -15,6 +15,8 @@ struct DepositAccount {
 };
 
 // Insert-if-absent on the unique (deposit chain, deposit address) key: repeating it is harmless.
+// INSERT IGNORE rather than ON DUPLICATE KEY UPDATE, so the writer account needs INSERT on this
+// one table and nothing else; the values are validated, so IGNORE hides only the duplicate.
 // Throws DatabaseUnavailable when it cannot be recorded.
 void record_deposit_account(Database& db, const DepositAccount& account);
 

@@ -1,6 +1,5 @@
 #include "db/database.h"
 
-#include <cppconn/exception.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/statement.h>
 #include <mysql_connection.h>
@@ -9,15 +8,48 @@
 #include <algorithm>
 #include <array>
 
+#include "metrics/scoreboard.h"
 #include "util/log.h"
 
 namespace connector::db {
 namespace {
 
-// After a failed connect, fail fast for this long instead of hammering a server that is down.
+// After a failed connect, a server is skipped for this long instead of hammering it.
 constexpr auto kReconnectPause = std::chrono::milliseconds(200);
+// A connection to a fallback server is dropped after this long, to go back to the preferred one.
+constexpr auto kFailbackAfter = std::chrono::seconds(30);
 
 sql::mysql::MySQL_Driver* driver() { return sql::mysql::get_mysql_driver_instance(); }
+
+sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
+                                       const ConnectionOptions& options) {
+  sql::ConnectOptionsMap map;
+  const auto& endpoint = target.endpoint;
+  map["hostName"] = endpoint.socket.empty() ? sql::SQLString("tcp://" + endpoint.host)
+                                            : sql::SQLString("unix://" + endpoint.socket);
+  if (endpoint.socket.empty()) map["port"] = static_cast<int>(endpoint.port);
+  map["userName"] = sql::SQLString(target.user);
+  map["password"] = sql::SQLString(target.password);
+  map["schema"] = sql::SQLString(options.database);
+  map["OPT_CONNECT_TIMEOUT"] = static_cast<int>(options.connect_timeout_s);
+  map["OPT_READ_TIMEOUT"] = static_cast<int>(options.read_timeout_s);
+  map["OPT_WRITE_TIMEOUT"] = static_cast<int>(options.read_timeout_s);
+  map["OPT_RECONNECT"] = false;  // we reconnect ourselves, re-preparing statements
+  map["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+  return map;
+}
+
+// The request budget, enforced by the server: statements stop at max_statement_time, and lock
+// waits at the same bound, so one slow query cannot pin a worker thread.
+void apply_statement_timeout(sql::Connection& connection, unsigned timeout_ms) {
+  if (timeout_ms == 0) return;
+  const unsigned lock_wait_s = std::max(1u, (timeout_ms + 999) / 1000);
+  std::unique_ptr<sql::Statement> statement(connection.createStatement());
+  statement->execute("SET SESSION max_statement_time = " + std::to_string(timeout_ms / 1000) + "." +
+                     std::to_string(timeout_ms % 1000 + 1000).substr(1) +
+                     ", lock_wait_timeout = " + std::to_string(lock_wait_s) +
+                     ", innodb_lock_wait_timeout = " + std::to_string(lock_wait_s));
+}
 
 }  // namespace
 
@@ -26,6 +58,7 @@ bool is_unavailable_error(int error_code) {
       1040,  // ER_CON_COUNT_ERROR: too many connections
       1053,  // ER_SERVER_SHUTDOWN
       1205,  // ER_LOCK_WAIT_TIMEOUT
+      1290,  // ER_OPTION_PREVENTS_STATEMENT (--read-only: a replica or a demoted primary)
       1317,  // ER_QUERY_INTERRUPTED
       1927,  // ER_CONNECTION_KILLED
       1969,  // ER_STATEMENT_TIMEOUT (max_statement_time)
@@ -44,7 +77,27 @@ void init_driver() { driver(); }
 DriverThreadScope::DriverThreadScope() { driver()->threadInit(); }
 DriverThreadScope::~DriverThreadScope() { driver()->threadEnd(); }
 
-Database::Database(config::DatabaseSettings settings) : settings_(std::move(settings)) {}
+std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& s) {
+  std::vector<DatabaseTarget> targets;
+  for (const auto& replica : s.replicas) targets.push_back({replica, s.user, s.password});
+  targets.push_back({s.primary(), s.user, s.password});
+  return targets;
+}
+
+std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& s) {
+  if (s.write_user.empty()) return {{s.primary(), s.user, s.password}};
+  return {{s.primary(), s.write_user, s.write_password}};
+}
+
+ConnectionOptions connection_options(const config::DatabaseSettings& s,
+                                     unsigned statement_timeout_ms) {
+  return {s.name, s.connect_timeout_s, s.read_timeout_s, statement_timeout_ms};
+}
+
+Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options)
+    : options_(std::move(options)) {
+  for (auto& target : targets) servers_.push_back({std::move(target)});
+}
 
 Database::~Database() { disconnect(); }
 
@@ -56,45 +109,54 @@ void Database::disconnect() noexcept {
   }
 }
 
-void Database::ensure_connected() {
-  if (connection_ && !connection_->isClosed()) return;
-  disconnect();
+std::string Database::server() const {
+  return connection_ ? servers_[current_].target.endpoint.describe() : std::string();
+}
+
+bool Database::try_connect(std::size_t index) {
+  auto& server = servers_[index];
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_connect_failure_ < kReconnectPause) {
-    throw DatabaseUnavailable("database connection failed moments ago");
-  }
-  sql::ConnectOptionsMap options;
-  options["hostName"] = settings_.socket.empty() ? sql::SQLString("tcp://" + settings_.host)
-                                                 : sql::SQLString("unix://" + settings_.socket);
-  if (settings_.socket.empty()) options["port"] = static_cast<int>(settings_.port);
-  options["userName"] = sql::SQLString(settings_.user);
-  options["password"] = sql::SQLString(settings_.password);
-  options["schema"] = sql::SQLString(settings_.name);
-  options["OPT_CONNECT_TIMEOUT"] = static_cast<int>(settings_.connect_timeout_s);
-  options["OPT_READ_TIMEOUT"] = static_cast<int>(settings_.read_timeout_s);
-  options["OPT_WRITE_TIMEOUT"] = static_cast<int>(settings_.read_timeout_s);
-  options["OPT_RECONNECT"] = false;  // we reconnect ourselves, re-preparing statements
-  options["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
+  if (now - server.last_failure < kReconnectPause) return false;
   try {
+    auto options = connect_options(server.target, options_);
     connection_.reset(driver()->connect(options));
+    apply_statement_timeout(*connection_, options_.statement_timeout_ms);
   } catch (const sql::SQLException& e) {
-    last_connect_failure_ = now;
-    connection_.reset();
+    server.last_failure = now;
+    disconnect();
     // The message names no password; it may name the host, so it stays in the log only.
-    util::log_warning("database connect failed: " + std::string(e.what()) + " (code " +
-                      std::to_string(e.getErrorCode()) + ")");
-    throw DatabaseUnavailable("cannot connect to the database");
+    util::log_warning("database connect to " + server.target.endpoint.describe() +
+                      " failed: " + e.what() + " (code " + std::to_string(e.getErrorCode()) + ")");
+    return false;
   }
+  if (ever_connected_) metrics::increment(&metrics::Scoreboard::db_reconnects);
+  ever_connected_ = true;
+  current_ = index;
+  connected_at_ = now;
+  return true;
+}
+
+void Database::ensure_connected() {
+  if (connection_ && !connection_->isClosed()) {
+    const bool on_fallback = current_ != 0;
+    if (!on_fallback || std::chrono::steady_clock::now() - connected_at_ < kFailbackAfter) return;
+  }
+  disconnect();
+  for (std::size_t i = 0; i < servers_.size(); ++i) {
+    if (try_connect(i)) return;
+  }
+  throw DatabaseUnavailable("no database server answers");
 }
 
 void Database::handle_failure(const sql::SQLException& e, int attempt) {
+  metrics::increment(&metrics::Scoreboard::db_errors);
   const int code = e.getErrorCode();
   const bool lost = is_unavailable_error(code) || !connection_ || connection_->isClosed();
   if (!lost) {
     throw DatabaseError("database error " + std::to_string(code) + ": " + e.what());
   }
-  util::log_warning("database connection lost: " + std::string(e.what()) + " (code " +
-                    std::to_string(code) + ")" + (attempt == 0 ? ", reconnecting" : ""));
+  util::log_warning("database " + server() + ": " + e.what() + " (code " + std::to_string(code) +
+                    ")" + (attempt == 0 ? ", reconnecting" : ""));
   disconnect();
   if (attempt > 0) throw DatabaseUnavailable("the database cannot answer now");
 }

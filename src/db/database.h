@@ -1,17 +1,19 @@
 #pragma once
-// One MariaDB connection with its prepared statements, owned by one worker thread.
-// It reconnects by itself: a query that fails because the server went away (restart, killed
-// connection) is retried once on a fresh connection; if the server still cannot answer, the
-// caller gets DatabaseUnavailable (a 503), and the next request tries again.
+// A MariaDB connection with its prepared statements, owned by one worker thread, over an
+// ordered list of servers (read replicas, then the primary). It reconnects by itself: a query
+// that fails because its server went away (restart, killed connection, failover) is retried once
+// on a fresh connection to the first server that answers; if none can, the caller gets
+// DatabaseUnavailable (a 503), and the next request tries again.
+#include <cppconn/exception.h>
+
 #include <chrono>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "config/config.h"
-
-#include <cppconn/exception.h>
 
 namespace sql {
 class Connection;
@@ -43,9 +45,25 @@ class DriverThreadScope {
   DriverThreadScope& operator=(const DriverThreadScope&) = delete;
 };
 
+// One server and the account to use on it.
+struct DatabaseTarget {
+  config::DatabaseEndpoint endpoint;
+  std::string user;
+  std::string password;
+};
+
+struct ConnectionOptions {
+  std::string database;
+  unsigned connect_timeout_s = 2;
+  unsigned read_timeout_s = 5;
+  // The time budget of one statement, enforced by the server (max_statement_time, lock waits);
+  // 0 leaves the server's defaults.
+  unsigned statement_timeout_ms = 0;
+};
+
 class Database {
  public:
-  explicit Database(config::DatabaseSettings settings);
+  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -72,19 +90,35 @@ class Database {
   void commit();
   void rollback() noexcept;
 
-  bool connected() const { return connection_ != nullptr; }
+  // The server of the live connection ("" when not connected), for logs and tests.
+  std::string server() const;
 
  private:
   void ensure_connected();
+  bool try_connect(std::size_t index);
   void disconnect() noexcept;
-  [[noreturn]] void rethrow_as_unavailable(const std::string& what);
   void handle_failure(const sql::SQLException& e, int attempt);
 
-  config::DatabaseSettings settings_;
+  struct Server {
+    DatabaseTarget target;
+    std::chrono::steady_clock::time_point last_failure{};
+  };
+
+  std::vector<Server> servers_;
+  ConnectionOptions options_;
   std::unique_ptr<sql::Connection> connection_;
+  std::size_t current_ = 0;  // index of the connected server
+  std::chrono::steady_clock::time_point connected_at_{};
+  bool ever_connected_ = false;
   std::unordered_map<std::string, std::unique_ptr<sql::PreparedStatement>> statements_;
-  std::chrono::steady_clock::time_point last_connect_failure_{};
 };
+
+// Reads: the replicas in order, then the primary, with the read account.
+std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& settings);
+// The one write: the primary, with the write account (the read account when none is set).
+std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& settings);
+ConnectionOptions connection_options(const config::DatabaseSettings& settings,
+                                     unsigned statement_timeout_ms = 0);
 
 // True for MariaDB/client error codes that mean "the server cannot answer now" rather than
 // "this statement is wrong".

@@ -3,6 +3,7 @@
 #include <cppconn/prepared_statement.h>
 
 #include "db/rows.h"
+#include "metrics/scoreboard.h"
 #include "util/log.h"
 
 namespace connector::db {
@@ -94,6 +95,7 @@ std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
     std::lock_guard lock(mutex_);
     snapshot_ = std::move(loaded);
     loaded_at_ = Clock::now();
+    metrics::increment(&metrics::Scoreboard::reference_reloads);
     loading_ = false;
     return snapshot_;
   } catch (const std::exception& e) {

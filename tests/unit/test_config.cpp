@@ -63,7 +63,16 @@ const char* const kAllKeysFile =
     "db_user = reader\n"
     "db_password = hunter2\n"
     "db_connect_timeout_s = 7\n"
-    "db_read_timeout_s = 11\n";
+    "db_read_timeout_s = 11\n"
+    "processes = 5\n"
+    "max_requests = 1000\n"
+    "request_timeout_ms = 1500\n"
+    "slow_request_ms = 200\n"
+    "access_log = /var/log/connector/access.log\n"
+    "shutdown_timeout_s = 9\n"
+    "db_replicas = unix:/run/replica.sock, replica2:3308\n"
+    "db_write_user = writer\n"
+    "db_write_password = w-secret\n";
 
 }  // namespace
 
@@ -99,6 +108,27 @@ BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
   BOOST_TEST(c.db.password == "hunter2");
   BOOST_TEST(c.db.connect_timeout_s == 7u);
   BOOST_TEST(c.db.read_timeout_s == 11u);
+  BOOST_TEST(c.worker.processes == 5u);
+  BOOST_TEST(c.worker.max_requests == 1000u);
+  BOOST_TEST(c.worker.request_timeout_ms == 1500u);
+  BOOST_TEST(c.worker.slow_request_ms == 200u);
+  BOOST_TEST(c.worker.access_log == "/var/log/connector/access.log");
+  BOOST_TEST(c.worker.shutdown_timeout_s == 9u);
+  BOOST_REQUIRE(c.db.replicas.size() == 2u);
+  BOOST_TEST(c.db.replicas[0].describe() == "unix:/run/replica.sock");
+  BOOST_TEST(c.db.replicas[1].describe() == "replica2:3308");
+  BOOST_TEST(c.db.write_user == "writer");
+  BOOST_TEST(c.db.write_password == "w-secret");
+}
+
+BOOST_AUTO_TEST_CASE(replica_lists_must_be_endpoints) {
+  for (const char* bad :
+       {"replica", "unix:relative.sock", "host:0", "host:70000", "host:", ":3306", "a:1,,b"}) {
+    BOOST_TEST_CONTEXT(bad) {
+      BOOST_CHECK_THROW(parse(std::string("db_replicas = ") + bad + "\n"), ConfigError);
+    }
+  }
+  BOOST_TEST(parse("db_replicas =\n").db.replicas.empty());
 }
 
 BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
@@ -118,6 +148,15 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_DB_PASSWORD",
       "CONNECTOR_DB_CONNECT_TIMEOUT_S",
       "CONNECTOR_DB_READ_TIMEOUT_S",
+      "CONNECTOR_PROCESSES",
+      "CONNECTOR_MAX_REQUESTS",
+      "CONNECTOR_REQUEST_TIMEOUT_MS",
+      "CONNECTOR_SLOW_REQUEST_MS",
+      "CONNECTOR_ACCESS_LOG",
+      "CONNECTOR_SHUTDOWN_TIMEOUT_S",
+      "CONNECTOR_DB_REPLICAS",
+      "CONNECTOR_DB_WRITE_USER",
+      "CONNECTOR_DB_WRITE_PASSWORD",
   };
   BOOST_TEST(env.asked() == expected, boost::test_tools::per_element());
 }
@@ -278,14 +317,23 @@ BOOST_AUTO_TEST_CASE(describe_masks_the_password) {
 }
 
 BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
-  BOOST_TEST(describe(parse(kAllKeysFile)) ==
-             "listen=127.0.0.1:9000 listen_mode=0600 listen_backlog=64 threads=3 "
-             "reference_refresh_ms=250 db=unix:/run/mysqld/mysqld.sock db_name=bridge "
-             "db_user=reader db_password=(set) db_connect_timeout_s=7 db_read_timeout_s=11");
+  const std::string all = describe(parse(kAllKeysFile));
+  BOOST_TEST(all ==
+             "listen=127.0.0.1:9000 listen_mode=0600 listen_backlog=64 processes=5 threads=3 "
+             "max_requests=1000 request_timeout_ms=1500 slow_request_ms=200 "
+             "access_log=/var/log/connector/access.log shutdown_timeout_s=9 "
+             "reference_refresh_ms=250 db=unix:/run/mysqld/mysqld.sock "
+             "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
+             "db_password=(set) db_write_user=writer db_write_password=(set) "
+             "db_connect_timeout_s=7 db_read_timeout_s=11");
+  BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(describe(parse("")) ==
-             "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 threads=8 "
-             "reference_refresh_ms=1000 db=127.0.0.1:3306 db_name=connector db_user=connector "
-             "db_password=(empty) db_connect_timeout_s=2 db_read_timeout_s=5");
+             "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 processes=2 "
+             "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
+             "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
+             "db=127.0.0.1:3306 db_replicas=(none) db_name=connector db_user=connector "
+             "db_password=(empty) db_write_user=connector db_write_password=(empty) "
+             "db_connect_timeout_s=2 db_read_timeout_s=5");
 }
 
 BOOST_AUTO_TEST_CASE(hash_inside_a_value_is_kept_but_hash_after_space_is_a_comment) {

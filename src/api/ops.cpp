@@ -1,0 +1,46 @@
+#include "api/ops.h"
+
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+
+#include <ctime>
+#include <memory>
+
+#include "metrics/exposition.h"
+
+namespace connector::api {
+namespace {
+
+constexpr std::string_view kJson = "application/json; charset=utf-8";
+
+void put(rapidjson::StringBuffer& out, std::string_view text) {
+  for (char c : text) out.Put(c);
+}
+
+}  // namespace
+
+std::string_view healthz(Services&, rapidjson::StringBuffer& out) {
+  put(out, R"({"status":"ok"})");
+  return kJson;
+}
+
+std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
+  services.db.run([](db::Database& session) {
+    std::unique_ptr<sql::ResultSet> rs(session.prepare("SELECT 1").executeQuery());
+    return rs->next();
+  });
+  put(out, R"({"status":"ready"})");
+  return kJson;
+}
+
+std::string_view prometheus_metrics(Services&, rapidjson::StringBuffer& out) {
+  metrics::write_prometheus(metrics::scoreboard(), out);
+  return "text/plain; version=0.0.4; charset=utf-8";
+}
+
+std::string_view pool_status(Services&, rapidjson::StringBuffer& out) {
+  metrics::write_status(metrics::scoreboard(), static_cast<std::int64_t>(std::time(nullptr)), out);
+  return kJson;
+}
+
+}  // namespace connector::api

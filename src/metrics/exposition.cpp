@@ -1,0 +1,174 @@
+#include "metrics/exposition.h"
+
+#include <rapidjson/writer.h>
+
+#include <string>
+#include <string_view>
+
+namespace connector::metrics {
+namespace {
+
+void put(rapidjson::StringBuffer& out, std::string_view text) {
+  for (char c : text) out.Put(c);
+}
+
+void put_number(rapidjson::StringBuffer& out, std::uint64_t value) {
+  put(out, std::to_string(value));
+}
+
+void header(rapidjson::StringBuffer& out, std::string_view name, std::string_view type,
+            std::string_view help) {
+  put(out, "# HELP ");
+  put(out, name);
+  put(out, " ");
+  put(out, help);
+  put(out, "\n# TYPE ");
+  put(out, name);
+  put(out, " ");
+  put(out, type);
+  put(out, "\n");
+}
+
+void sample(rapidjson::StringBuffer& out, std::string_view name, std::string_view labels,
+            std::uint64_t value) {
+  put(out, name);
+  if (!labels.empty()) {
+    put(out, "{");
+    put(out, labels);
+    put(out, "}");
+  }
+  put(out, " ");
+  put_number(out, value);
+  put(out, "\n");
+}
+
+void single(rapidjson::StringBuffer& out, std::string_view name, std::string_view type,
+            std::string_view help, std::uint64_t value) {
+  header(out, name, type, help);
+  sample(out, name, {}, value);
+}
+
+std::string endpoint_label(std::size_t endpoint) {
+  return "endpoint=\"" + std::string(kEndpointLabels[endpoint]) + "\"";
+}
+
+// Microseconds as seconds with six decimals, exactly (no floating point).
+std::string seconds(std::uint64_t us) {
+  std::string fraction = std::to_string(us % 1000000 + 1000000).substr(1);
+  return std::to_string(us / 1000000) + "." + fraction;
+}
+
+void write_requests(const Scoreboard& b, rapidjson::StringBuffer& out) {
+  header(out, "connector_requests_total", "counter", "Requests answered, by endpoint and status.");
+  for (std::size_t e = 0; e < kEndpointLabels.size(); ++e) {
+    for (std::size_t s = 0; s < kStatusCodes.size(); ++s) {
+      const auto count = b.requests[e][s].load(std::memory_order_relaxed);
+      if (count == 0) continue;
+      const std::string status = kStatusCodes[s] == 0 ? "other" : std::to_string(kStatusCodes[s]);
+      sample(out, "connector_requests_total", endpoint_label(e) + ",status=\"" + status + "\"",
+             count);
+    }
+  }
+}
+
+void write_latency(const Scoreboard& b, rapidjson::StringBuffer& out) {
+  constexpr std::string_view name = "connector_request_duration_seconds";
+  header(out, name, "histogram", "Time from accept to the last byte written, by endpoint.");
+  for (std::size_t e = 0; e < kEndpointLabels.size(); ++e) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i <= kLatencyBucketsUs.size(); ++i) {
+      cumulative += b.latency[e][i].load(std::memory_order_relaxed);
+      const std::string le = i < kLatencyBucketsUs.size() ? seconds(kLatencyBucketsUs[i]) : "+Inf";
+      sample(out, std::string(name) + "_bucket", endpoint_label(e) + ",le=\"" + le + "\"",
+             cumulative);
+    }
+    put(out, std::string(name) + "_sum{" + endpoint_label(e) + "} " +
+                 seconds(b.latency_sum_us[e].load(std::memory_order_relaxed)) + "\n");
+    sample(out, std::string(name) + "_count", endpoint_label(e), cumulative);
+  }
+}
+
+}  // namespace
+
+void write_prometheus(const Scoreboard& b, rapidjson::StringBuffer& out) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  write_requests(b, out);
+  write_latency(b, out);
+  single(out, "connector_slow_requests_total", "counter", "Requests slower than slow_request_ms.",
+         b.slow_requests.load(relaxed));
+  single(out, "connector_db_errors_total", "counter", "Failed database statements and connects.",
+         b.db_errors.load(relaxed));
+  single(out, "connector_db_reconnects_total", "counter",
+         "Database connections made again after a first one.", b.db_reconnects.load(relaxed));
+  single(out, "connector_reference_reloads_total", "counter",
+         "Reloads of the in-memory reference data snapshot.", b.reference_reloads.load(relaxed));
+  single(out, "connector_pool_threads_busy", "gauge", "Threads handling a request now.",
+         b.active_threads());
+  single(out, "connector_pool_threads_idle", "gauge", "Threads waiting for a request.",
+         b.total_threads() - std::min(b.total_threads(), b.active_threads()));
+  single(out, "connector_pool_threads_max_busy", "gauge", "Most threads ever busy at once.",
+         b.max_active.load(relaxed));
+  single(out, "connector_pool_processes", "gauge", "Live worker processes.", b.live_processes());
+  single(out, "connector_process_starts_total", "counter", "Worker processes started.",
+         b.process_starts.load(relaxed));
+  single(out, "connector_process_recycles_total", "counter",
+         "Worker processes replaced after max_requests.", b.process_recycles.load(relaxed));
+  single(out, "connector_process_crashes_total", "counter",
+         "Worker processes that died unexpectedly.", b.process_crashes.load(relaxed));
+  single(out, "connector_config_reloads_total", "counter", "Successful SIGHUP reloads.",
+         b.config_reloads.load(relaxed));
+  single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
+         static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
+}
+
+void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringBuffer& out) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  const std::uint32_t total = b.total_threads();
+  const std::uint32_t active = std::min(total, b.active_threads());
+  std::uint64_t not_modified = 0;
+  for (std::size_t e = 0; e < kEndpointLabels.size(); ++e) {
+    not_modified += b.requests[e][1].load(relaxed);  // kStatusCodes[1] is 304
+  }
+  const std::int64_t start = b.start_time_unix.load(relaxed);
+  w.StartObject();
+  w.Key("pool");
+  w.String("connector");
+  w.Key("process_manager");
+  w.String("static");
+  w.Key("start_time");
+  w.Int64(start);
+  w.Key("start_since");
+  w.Int64(now_unix - start);
+  w.Key("accepted_conn");
+  w.Uint64(b.accepted.load(relaxed));
+  w.Key("processes");
+  w.Uint(b.live_processes());
+  w.Key("configured_processes");
+  w.Uint(b.configured_processes.load(relaxed));
+  w.Key("threads_per_process");
+  w.Uint(b.configured_threads.load(relaxed));
+  w.Key("active_threads");
+  w.Uint(active);
+  w.Key("idle_threads");
+  w.Uint(total - active);
+  w.Key("total_threads");
+  w.Uint(total);
+  w.Key("max_active_threads");
+  w.Uint(b.max_active.load(relaxed));
+  w.Key("slow_requests");
+  w.Uint64(b.slow_requests.load(relaxed));
+  w.Key("not_modified");
+  w.Uint64(not_modified);
+  w.Key("max_requests");
+  w.Uint(b.max_requests.load(relaxed));
+  w.Key("process_recycles");
+  w.Uint64(b.process_recycles.load(relaxed));
+  w.Key("process_crashes");
+  w.Uint64(b.process_crashes.load(relaxed));
+  w.Key("config_reloads");
+  w.Uint64(b.config_reloads.load(relaxed));
+  w.EndObject();
+}
+
+}  // namespace connector::metrics

@@ -1,0 +1,83 @@
+#pragma once
+// The worker's figures, shared by all its processes: a plain struct of atomics in one anonymous
+// shared mapping made by the master before it forks, like php-fpm's scoreboard. Lock-free
+// atomics are address-free, so every process updates the same counters. /metrics and /status
+// render it; nothing here allocates.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+namespace connector::metrics {
+
+// Label values. The endpoint index is the route's index in api::kRoutes; two extra slots hold
+// the operations paths and anything unknown.
+inline constexpr std::array<std::string_view, 9> kEndpointLabels = {
+    "/v1/networks",     "/v1/connects", "/v1/pairs", "/v1/account", "/v1/history",
+    "/v1/history/hash", "/v1/ab",       "ops",       "unknown"};
+inline constexpr std::size_t kOpsEndpoint = 7;
+inline constexpr std::size_t kUnknownEndpoint = 8;
+
+inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414, 500, 503, 0};
+// Upper bounds of the latency histogram, in microseconds (the last bucket is +Inf).
+inline constexpr std::array<std::uint64_t, 12> kLatencyBucketsUs = {
+    500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000};
+
+inline constexpr std::size_t kMaxProcessSlots = 128;  // processes x 2 during a reload
+
+// One worker process. The master clears a slot when its process exits, so a crashed process
+// leaves no phantom busy threads behind.
+struct ProcessSlot {
+  std::atomic<std::int32_t> pid{0};
+  std::atomic<std::uint32_t> threads{0};
+  std::atomic<std::uint32_t> active{0};
+  std::atomic<std::uint64_t> requests{0};
+};
+
+struct Scoreboard {
+  std::atomic<std::int64_t> start_time_unix{0};
+  std::atomic<std::uint64_t> accepted{0};
+  std::atomic<std::uint32_t> max_active{0};
+  std::atomic<std::uint64_t> slow_requests{0};
+  std::atomic<std::uint64_t> db_errors{0};
+  std::atomic<std::uint64_t> db_reconnects{0};
+  std::atomic<std::uint64_t> reference_reloads{0};
+  std::atomic<std::uint64_t> process_starts{0};
+  std::atomic<std::uint64_t> process_recycles{0};
+  std::atomic<std::uint64_t> process_crashes{0};
+  std::atomic<std::uint64_t> config_reloads{0};
+  std::atomic<std::uint32_t> configured_processes{0};
+  std::atomic<std::uint32_t> configured_threads{0};
+  std::atomic<std::uint32_t> max_requests{0};
+
+  std::array<std::array<std::atomic<std::uint64_t>, kStatusCodes.size()>, kEndpointLabels.size()>
+      requests{};
+  std::array<std::array<std::atomic<std::uint64_t>, kLatencyBucketsUs.size() + 1>,
+             kEndpointLabels.size()>
+      latency{};
+  std::array<std::atomic<std::uint64_t>, kEndpointLabels.size()> latency_sum_us{};
+
+  std::array<ProcessSlot, kMaxProcessSlots> processes{};
+
+  // Figures summed over the live process slots.
+  std::uint32_t active_threads() const;
+  std::uint32_t total_threads() const;
+  std::uint32_t live_processes() const;
+
+  // One finished request: counts, histogram, slow count.
+  void record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow);
+};
+
+// The process's scoreboard: the shared one in the worker, a private one elsewhere (tools,
+// tests), so counting code never checks for null.
+Scoreboard& scoreboard();
+
+// Maps a fresh shared scoreboard and makes it this process's (and its future children's).
+Scoreboard& create_shared_scoreboard();
+
+// Counts one more of a counter, relaxed: figures, not synchronisation.
+inline void increment(std::atomic<std::uint64_t> Scoreboard::*counter) {
+  (scoreboard().*counter).fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace connector::metrics
