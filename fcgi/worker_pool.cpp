@@ -133,7 +133,8 @@ void WorkerPool::serve() {
     board.accepted.fetch_add(1, std::memory_order_relaxed);
     note_active(board);
 
-    const auto method = param(request, "REQUEST_METHOD");
+    // Copied: the parameters are freed by FCGX_Finish_r, before the access log line is written.
+    const std::string method(param(request, "REQUEST_METHOD"));
     const auto response = router.handle({
         .method = method,
         .path = request_path(request),

@@ -1,0 +1,217 @@
+"""The worker as ops run it: processes x threads, recycling after max_requests, SIGHUP reload
+under load with no failed request, SIGTERM draining a request in flight, the request time budget
+enforced in the database, health, readiness, metrics, status, access and slow logs."""
+
+import json
+import os
+import pwd
+import re
+import signal
+import subprocess
+import threading
+import time
+import unittest
+
+from fixture import Fixture
+from harness import Stack
+
+fixture = Fixture()
+PROCESSES, THREADS = 2, 3
+
+
+def hold_history_lock(stack, seconds):
+    """A background admin session holding a write lock on history for `seconds`."""
+    user = pwd.getpwuid(os.getuid()).pw_name
+    process = subprocess.Popen(
+        ["mariadb", "--no-defaults", f"--socket={stack.db_socket}", "-u", user, "connector",
+         "-e", f"LOCK TABLES history WRITE; SELECT SLEEP({seconds}); UNLOCK TABLES;"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # wait until the lock is really held
+        rows = stack.sql("SELECT COUNT(*) FROM information_schema.processlist "
+                         "WHERE info LIKE 'SELECT SLEEP%'")
+        if rows == [["1"]]:
+            return process
+        time.sleep(0.05)
+    raise AssertionError("the lock session did not start")
+
+
+def prometheus(text):
+    """Parses Prometheus text: {(name, frozenset(labels)): value}; fails on a malformed line."""
+    samples = {}
+    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (-?[0-9.e+]+|\+Inf)$')
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            continue
+        m = line_re.match(line)
+        assert m, f"not Prometheus text: {line!r}"
+        labels = frozenset(re.findall(r'([a-z_]+)="([^"]*)"', m.group(3) or ""))
+        samples[(m.group(1), labels)] = float(m.group(4))
+    return samples
+
+
+class WorkerPool(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.access_log = f"/tmp/connector-access-{os.getpid()}.log"
+        cls.stack = Stack(fixture=fixture.path, threads=THREADS, config={
+            "processes": PROCESSES, "access_log": cls.access_log, "slow_request_ms": 700,
+            "request_timeout_ms": 1500, "shutdown_timeout_s": 20})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+        if os.path.exists(cls.access_log):
+            os.unlink(cls.access_log)
+
+    def unique(self, path="/v1/history?page_size=1"):
+        """A target nginx's cache has never seen, so it reaches the worker."""
+        return f"{path}&n={time.monotonic_ns()}"
+
+    def test_health_and_readiness(self):
+        s = self.stack
+        r = s.get("/healthz")
+        self.assertEqual((r.status, r.json()), (200, {"status": "ok"}))
+        self.assertEqual(r.headers["Cache-Control"], "no-store")
+        self.assertEqual(s.get("/readyz").json(), {"status": "ready"})
+        s.stop_mariadb()
+        try:
+            down = s.get("/readyz")
+            alive = s.get("/healthz")
+        finally:
+            s.start_mariadb()
+        self.assertEqual((down.status, down.json()["error"]["code"]), (503, "unavailable"))
+        self.assertEqual(alive.status, 200)
+        deadline = time.monotonic() + 10
+        while s.get("/readyz").status != 200 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(s.get("/readyz").status, 200)
+
+    def test_status_page_figures(self):
+        before = self.stack.get("/status").json()
+        for _ in range(5):
+            self.assertEqual(self.stack.get(self.unique()).status, 200)
+        after = self.stack.get("/status").json()
+        self.assertEqual(after["pool"], "connector")
+        self.assertEqual(after["processes"], PROCESSES)
+        self.assertEqual(after["total_threads"], PROCESSES * THREADS)
+        self.assertEqual(after["active_threads"] + after["idle_threads"], PROCESSES * THREADS)
+        self.assertEqual(after["active_threads"], 1)  # the /status request itself
+        self.assertEqual(after["accepted_conn"] - before["accepted_conn"], 6)
+        self.assertGreaterEqual(after["max_active_threads"], 1)
+        self.assertEqual(after["threads_per_process"], THREADS)
+
+    def test_metrics_parse_and_count(self):
+        key = ("connector_requests_total",
+               frozenset({("endpoint", "/v1/history"), ("status", "200")}))
+        bad = ("connector_requests_total",
+               frozenset({("endpoint", "/v1/history"), ("status", "400")}))
+        first = self.stack.get("/metrics")
+        self.assertEqual(first.headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
+        before = prometheus(first.body.decode())
+        for _ in range(7):
+            self.stack.get(self.unique())
+        for _ in range(2):
+            self.stack.get(self.unique("/v1/history?status=nope"))
+        after = prometheus(self.stack.get("/metrics").body.decode())
+        self.assertEqual(after[key] - before.get(key, 0), 7)
+        self.assertEqual(after[bad] - before.get(bad, 0), 2)
+        count = ("connector_request_duration_seconds_count",
+                 frozenset({("endpoint", "/v1/history")}))
+        inf = ("connector_request_duration_seconds_bucket",
+               frozenset({("endpoint", "/v1/history"), ("le", "+Inf")}))
+        self.assertEqual(after[count], after[inf])
+        self.assertEqual(after[count] - before[count], 9)
+        for name in ("connector_db_errors_total", "connector_db_reconnects_total",
+                     "connector_pool_threads_busy", "connector_pool_threads_idle",
+                     "connector_slow_requests_total", "connector_reference_reloads_total"):
+            self.assertIn((name, frozenset()), after, name)
+        self.assertEqual(after[("connector_pool_processes", frozenset())], PROCESSES)
+
+    def test_access_log_has_one_json_line_per_request(self):
+        r = self.stack.get(self.unique("/v1/history?page_size=2"))
+        rid = r.headers["X-Request-Id"]
+        deadline = time.monotonic() + 5
+        line = None
+        while line is None and time.monotonic() < deadline:
+            with open(self.access_log) as f:
+                line = next((json.loads(l) for l in f if rid in l), None)
+            time.sleep(0.05)
+        self.assertIsNotNone(line)
+        self.assertEqual(set(line), {"time", "request_id", "method", "endpoint", "status",
+                                     "duration_ms", "bytes", "pid"})
+        self.assertEqual((line["request_id"], line["method"], line["endpoint"], line["status"],
+                          line["bytes"]), (rid, "GET", "/v1/history", 200, len(r.body)))
+        self.assertRegex(line["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+    def test_time_budget_is_enforced_in_the_database_and_slow_requests_are_logged(self):
+        lock = hold_history_lock(self.stack, 4)
+        try:
+            r = self.stack.get(self.unique())
+        finally:
+            lock.wait(timeout=20)
+        self.assertEqual((r.status, r.json()["error"]["code"]), (503, "unavailable"))
+        log = self.stack.worker_log_text()
+        slow = [l for l in log.splitlines()
+                if "slow request:" in l and r.headers["X-Request-Id"] in l]
+        self.assertEqual(len(slow), 1, log[-2000:])
+        self.assertEqual(self.stack.get(self.unique()).status, 200)
+
+    def test_reload_under_load_drops_nothing(self):
+        statuses, stop = [], threading.Event()
+
+        def load():
+            while not stop.is_set():
+                statuses.append(self.stack.get(self.unique()).status)
+
+        threads = [threading.Thread(target=load) for _ in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            time.sleep(0.5)
+            for _ in range(3):
+                self.stack.worker.send_signal(signal.SIGHUP)
+                time.sleep(0.7)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
+        self.assertGreater(len(statuses), 20)
+        self.assertEqual([s for s in statuses if s != 200], [])
+        status = self.stack.get("/status").json()
+        self.assertGreaterEqual(status["config_reloads"], 3)
+        self.assertEqual(status["processes"], PROCESSES)
+        self.assertIn("reloading:", self.stack.worker_log_text())
+
+    def test_zz_sigterm_drains_a_request_in_flight(self):
+        # Last in this class (name order): it stops the worker.
+        lock = hold_history_lock(self.stack, 1)
+        result = {}
+        request = threading.Thread(
+            target=lambda: result.setdefault("r", self.stack.get(self.unique())))
+        request.start()
+        time.sleep(0.3)  # the request is now waiting on the lock inside a worker thread
+        self.stack.worker.send_signal(signal.SIGTERM)
+        request.join(timeout=20)
+        lock.wait(timeout=20)
+        self.assertEqual(result["r"].status, 200)
+        self.assertEqual(self.stack.worker.wait(timeout=20), 0)
+        self.assertIn("stopping: draining requests in flight", self.stack.worker_log_text())
+        self.stack.start_worker()
+        self.assertEqual(self.stack.get(self.unique()).status, 200)
+
+
+class Recycling(unittest.TestCase):
+    def test_processes_are_replaced_after_max_requests_without_failures(self):
+        with Stack(fixture=fixture.path, threads=2, config={
+                "processes": 1, "max_requests": 5, "access_log": "off"}) as stack:
+            statuses = [stack.get(f"/v1/history?page_size=1&n={i}").status for i in range(23)]
+            self.assertEqual(statuses, [200] * 23)
+            status = stack.get("/status").json()
+            self.assertGreaterEqual(status["process_recycles"], 4)
+            self.assertEqual(status["process_crashes"], 0)
+            self.assertEqual(status["processes"], 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
