@@ -7,28 +7,13 @@
 #include <random>
 #include <vector>
 
+#include "admin/history_generator.h"
 #include "admin/import_document.h"
 #include "chain/amount.h"
 #include "chain/deposit_address.h"
 
 namespace connector::admin {
 namespace {
-
-// Amounts in the sample stay far below 2^128, so 128-bit arithmetic is exact for them.
-__extension__ typedef unsigned __int128 Uint128;
-
-std::string to_decimal(Uint128 value) {
-  if (value == 0) return "0";
-  std::string digits;
-  for (; value > 0; value /= 10) digits.insert(digits.begin(), static_cast<char>('0' + value % 10));
-  return digits;
-}
-
-Uint128 pow10(int exponent) {
-  Uint128 result = 1;
-  for (int i = 0; i < exponent; ++i) result *= 10;
-  return result;
-}
 
 struct SampleChain {
   const char* network;
@@ -78,23 +63,16 @@ struct SampleDirection {
 struct SamplePair {
   std::uint64_t id, asset_a, asset_b;
   SampleDirection a2b, b2a;
-  int weight;  // share of history records
 };
 
 constexpr std::array<SamplePair, 3> kPairs = {{
-    {1,
-     1,
-     2,
-     {"1", "10.000000", "0.1", "1000", false},
-     {"1", "10.000000", "0.1", "1000", false},
-     6},
-    {2, 3, 4, {"1", "10.000000", "0.1", "88.45", false}, {"0.5", "0.000000", "0", "1000", true}, 3},
+    {1, 1, 2, {"1", "10.000000", "0.1", "1000", false}, {"1", "10.000000", "0.1", "1000", false}},
+    {2, 3, 4, {"1", "10.000000", "0.1", "88.45", false}, {"0.5", "0.000000", "0", "1000", true}},
     {3,
      5,
      6,
      {"0.001", "25.000000", "0.00001", "2.5", false},
-     {"0.001", "0.000000", "0", "2.5", false},
-     1},
+     {"0.001", "0.000000", "0", "2.5", false}},
 }};
 
 const SampleAsset& asset(std::uint64_t id) { return kAssets[id - 1]; }
@@ -175,118 +153,66 @@ void write_reference(Writer& w) {
   w.EndArray();
 }
 
-class SampleHistory {
- public:
-  explicit SampleHistory(std::uint64_t seed) : random_(seed) {
-    for (int i = 0; i < 60; ++i) users_.push_back(random_address());
+// The sample's reference data as the generator sees it (amounts in base units).
+domain::ReferenceData sample_reference() {
+  domain::ReferenceData data;
+  for (std::size_t i = 0; i < kChains.size(); ++i) {
+    const auto& c = kChains[i];
+    data.chains.push_back({static_cast<std::uint16_t>(i + 1), c.slug, c.network, c.chain_id,
+                           c.base_chain, chain::Address::parse(c.factory),
+                           chain::parse_hash32(c.init_code_hash)});
   }
-
-  void write_record(Writer& w, std::uint64_t id) {
-    const SamplePair& pair = pick_pair();
-    const bool b2a = !pair.b2a.disabled && (pair.a2b.disabled || random_() % 2 == 1);
-    const SampleAsset& source = asset(b2a ? pair.asset_b : pair.asset_a);
-    const SampleAsset& destination = asset(b2a ? pair.asset_a : pair.asset_b);
-    const SampleDirection& settings = b2a ? pair.b2a : pair.a2b;
-    const SampleChain& source_chain = kChains[source.chain];
-    const SampleChain& destination_chain = kChains[destination.chain];
-
-    // A few busy recipients and many light ones.
-    const auto& recipient = users_[random_() % 4 == 0 ? random_() % 3 : random_() % users_.size()];
-    const auto deposit = chain::deposit_address(*chain::Address::parse(source_chain.factory),
-                                                *chain::parse_hash32(source_chain.init_code_hash),
-                                                destination_chain.chain_id, recipient);
-
-    const Uint128 unit = pow10(source.decimals);
-    const Uint128 min_deposit = base_units(settings.min_deposit, source.decimals);
-    const Uint128 amount = min_deposit + unit * (random_() % 5000) + random_() % unit;
-    const Uint128 fee_percent = std::stoull(*chain::parse_units(settings.fee_percent, 6));
-    const Uint128 fee_min = base_units(settings.fee_min, source.decimals);
-    Uint128 fee = amount * fee_percent / (Uint128{10000} * 1000000);
-    if (fee < fee_min) fee = fee_min;
-
-    const std::string status = pick_status();
-    const bool paid = status == "Confirmed";
-    const bool priced = status != "Deposit";
-    const std::uint64_t source_block = 1'200'000 + id * 9 + random_() % 9;
-    const std::uint64_t timestamp = 1'700'000'000 + id * 61;
-    const std::string tx_hash = random_tx_hash();
-    const std::uint64_t tx_index = random_() % 200;
-
-    w.StartObject();
-    member(w, "id", std::to_string(id));
-    member(w, "hash", history_hash(source_chain.network, source_chain.chain_id, tx_hash, tx_index));
-    w.Key("pair_id");
-    w.Uint64(pair.id);
-    member(w, "source_slug", source_chain.slug);
-    member(w, "destination_slug", destination_chain.slug);
-    member(w, "source_deposit_address", deposit.checksummed());
-    member(w, "source_sender", random_address().checksummed());
-    member(w, "destination_address", recipient.checksummed());
-    member(w, "source_block_number", std::to_string(source_block));
-    member(w, "destination_block_number", paid ? std::to_string(source_block / 2 + 3) : "");
-    member(w, "source_block_timestamp", std::to_string(timestamp));
-    member(w, "destination_block_timestamp", paid ? std::to_string(timestamp + 61) : "");
-    member(w, "source_tx_hash", tx_hash);
-    w.Key("source_tx_index");
-    w.Uint64(tx_index);
-    member(w, "destination_tx_hash", paid ? random_tx_hash() : "");
-    member(w, "source_asset_id", std::to_string(source.id));
-    member(w, "destination_asset_id", std::to_string(destination.id));
-    // Both sides of every sample pair have the same decimals, so the payout is amount - fee.
-    member(w, "source_amount", units(amount, source.decimals));
-    member(w, "destination_amount", priced ? units(amount - fee, destination.decimals) : "");
-    member(w, "fee", priced ? units(fee, source.decimals) : "");
-    member(w, "status", status);
-    if (status == "Error") member(w, "status_message", "Payout reverted on the destination chain.");
-    w.EndObject();
+  for (const auto& a : kAssets) {
+    data.assets.push_back({a.id, static_cast<std::uint16_t>(a.chain + 1), checksummed(a.address),
+                           a.name, a.symbol, a.decimals, a.type});
   }
-
- private:
-  static Uint128 base_units(const char* whole_units, int decimals) {
-    const std::string digits = *chain::parse_units(whole_units, decimals);
-    Uint128 value = 0;
-    for (char c : digits) value = value * 10 + static_cast<unsigned>(c - '0');
-    return value;
+  auto direction = [](const SampleDirection& d, int decimals) {
+    return domain::DirectionSettings{*chain::parse_units(d.min_deposit, decimals),
+                                     *chain::parse_fee_percent(d.fee_percent),
+                                     *chain::parse_units(d.fee_min, decimals),
+                                     *chain::parse_units(d.auto_confirm, decimals), d.disabled};
+  };
+  for (const auto& p : kPairs) {
+    data.pairs.push_back({p.id, p.asset_a, p.asset_b, direction(p.a2b, asset(p.asset_a).decimals),
+                          direction(p.b2a, asset(p.asset_b).decimals)});
   }
+  return data;
+}
 
-  static std::string units(Uint128 base, int decimals) {
-    return chain::format_units(to_decimal(base), decimals);
-  }
-
-  const SamplePair& pick_pair() {
-    int total = 0;
-    for (const auto& p : kPairs) total += p.weight;
-    int draw = static_cast<int>(random_() % static_cast<std::uint64_t>(total));
-    for (const auto& p : kPairs) {
-      if (draw < p.weight) return p;
-      draw -= p.weight;
-    }
-    return kPairs.back();
-  }
-
-  std::string pick_status() {
-    const auto draw = random_() % 10;
-    if (draw < 7) return "Confirmed";
-    if (draw < 8) return "Pending";
-    if (draw < 9) return "Deposit";
-    return "Error";
-  }
-
-  chain::Address random_address() {
-    chain::Address::Bytes20 bytes;
-    for (auto& b : bytes) b = static_cast<std::uint8_t>(random_());
-    return chain::Address(bytes);
-  }
-
-  std::string random_tx_hash() {
-    chain::Hash32 bytes;
-    for (auto& b : bytes) b = static_cast<std::uint8_t>(random_());
-    return "0x" + chain::to_hex(bytes);
-  }
-
-  std::mt19937_64 random_;
-  std::vector<chain::Address> users_;
-};
+// A generated record in the import document's shape: whole units, as the API prints them.
+void write_history_row(Writer& w, const HistoryRow& r) {
+  const int source_decimals = asset(r.source_asset_id).decimals;
+  const int destination_decimals = asset(r.destination_asset_id).decimals;
+  auto units = [](const std::string& base, int decimals) {
+    return base.empty() ? base : chain::format_units(base, decimals);
+  };
+  w.StartObject();
+  member(w, "id", std::to_string(r.id));
+  member(w, "hash", r.hash);
+  w.Key("pair_id");
+  w.Uint64(r.pair_id);
+  member(w, "source_slug", r.source_slug);
+  member(w, "destination_slug", r.destination_slug);
+  member(w, "source_deposit_address", r.source_deposit_address);
+  member(w, "source_sender", r.source_sender);
+  member(w, "destination_address", r.destination_address);
+  member(w, "source_block_number", r.source_block_number);
+  member(w, "destination_block_number", r.destination_block_number);
+  member(w, "source_block_timestamp", r.source_block_timestamp);
+  member(w, "destination_block_timestamp", r.destination_block_timestamp);
+  member(w, "source_tx_hash", r.source_tx_hash);
+  w.Key("source_tx_index");
+  w.Uint64(r.source_tx_index);
+  member(w, "destination_tx_hash", r.destination_tx_hash);
+  member(w, "source_asset_id", std::to_string(r.source_asset_id));
+  member(w, "destination_asset_id", std::to_string(r.destination_asset_id));
+  member(w, "source_amount", units(r.source_amount, source_decimals));
+  member(w, "destination_amount", units(r.destination_amount, destination_decimals));
+  member(w, "fee", units(r.fee, source_decimals));
+  member(w, "status", r.status);
+  if (!r.status_message.empty()) member(w, "status_message", r.status_message);
+  w.EndObject();
+}
 
 }  // namespace
 
@@ -298,8 +224,11 @@ std::string make_sample_document(const SampleOptions& options) {
   write_reference(w);
   w.Key("history");
   w.StartArray();
-  SampleHistory history(options.seed);
-  for (std::uint64_t id = 1; id <= options.history; ++id) history.write_record(w, id);
+  const auto reference = sample_reference();
+  HistoryGenerator generator(reference, options.seed, /*recipients=*/60);
+  for (std::uint64_t id = 1; id <= options.history; ++id) {
+    write_history_row(w, generator.next(id));
+  }
   w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";

@@ -106,6 +106,7 @@ const std::map<std::string, Setter>& setters() {
                          const std::string& v) { c.db.replicas = parse_endpoint_list(k, v); }},
       {"db_connect_timeout_s", number(&DatabaseSettings::connect_timeout_s, 1, 600)},
       {"db_read_timeout_s", number(&DatabaseSettings::read_timeout_s, 1, 3600)},
+      {"db_failback_s", number(&DatabaseSettings::failback_s, 1, 86400)},
   };
   return kSetters;
 }
@@ -206,7 +207,7 @@ std::string describe(const Config& c) {
       << " db_write_user=" << (c.db.write_user.empty() ? c.db.user : c.db.write_user)
       << " db_write_password=" << secret(c.db.write_password)
       << " db_connect_timeout_s=" << c.db.connect_timeout_s
-      << " db_read_timeout_s=" << c.db.read_timeout_s;
+      << " db_read_timeout_s=" << c.db.read_timeout_s << " db_failback_s=" << c.db.failback_s;
   return out.str();
 }
 

@@ -37,6 +37,7 @@ struct DatabaseSettings {
   std::string write_password;
   unsigned connect_timeout_s = 2;
   unsigned read_timeout_s = 5;
+  unsigned failback_s = 30;  // how long reads stay on a fallback server before trying the first
 
   DatabaseEndpoint primary() const { return {socket, host, port}; }
 };

@@ -16,8 +16,6 @@ namespace {
 
 // After a failed connect, a server is skipped for this long instead of hammering it.
 constexpr auto kReconnectPause = std::chrono::milliseconds(200);
-// A connection to a fallback server is dropped after this long, to go back to the preferred one.
-constexpr auto kFailbackAfter = std::chrono::seconds(30);
 
 sql::mysql::MySQL_Driver* driver() { return sql::mysql::get_mysql_driver_instance(); }
 
@@ -91,7 +89,7 @@ std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& s) {
 
 ConnectionOptions connection_options(const config::DatabaseSettings& s,
                                      unsigned statement_timeout_ms) {
-  return {s.name, s.connect_timeout_s, s.read_timeout_s, statement_timeout_ms};
+  return {s.name, s.connect_timeout_s, s.read_timeout_s, statement_timeout_ms, s.failback_s};
 }
 
 Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options)
@@ -139,7 +137,8 @@ bool Database::try_connect(std::size_t index) {
 void Database::ensure_connected() {
   if (connection_ && !connection_->isClosed()) {
     const bool on_fallback = current_ != 0;
-    if (!on_fallback || std::chrono::steady_clock::now() - connected_at_ < kFailbackAfter) return;
+    const auto failback_after = std::chrono::seconds(options_.failback_s);
+    if (!on_fallback || std::chrono::steady_clock::now() - connected_at_ < failback_after) return;
   }
   disconnect();
   for (std::size_t i = 0; i < servers_.size(); ++i) {

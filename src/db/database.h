@@ -59,6 +59,8 @@ struct ConnectionOptions {
   // The time budget of one statement, enforced by the server (max_statement_time, lock waits);
   // 0 leaves the server's defaults.
   unsigned statement_timeout_ms = 0;
+  // How long to stay on a fallback server before trying the preferred one again.
+  unsigned failback_s = 30;
 };
 
 class Database {

@@ -2,6 +2,8 @@
 
 #include <cppconn/prepared_statement.h>
 
+#include <algorithm>
+
 #include <vector>
 
 #include "db/rows.h"
@@ -72,8 +74,11 @@ HistoryRecord read_record(sql::ResultSet& rs) {
 
 // One "column = ?" condition of the WHERE clause and its value. Column names come from this
 // table only; values are always bound.
+// `coarse` columns are the dimensions of history_counts: a filter on those alone is counted by
+// summing counter rows; a fine one (address, tx hash) counts its own small index range.
 struct Condition {
   const char* column;
+  bool coarse;
   bool is_text;
   std::string text;
   std::uint64_t number;
@@ -81,23 +86,23 @@ struct Condition {
 
 std::vector<Condition> conditions(const HistoryFilter& f) {
   std::vector<Condition> out;
-  auto text = [&out](const char* column, const std::optional<std::string>& value) {
-    if (value) out.push_back({column, true, *value, 0});
+  auto text = [&out](const char* column, bool coarse, const std::optional<std::string>& value) {
+    if (value) out.push_back({column, coarse, true, *value, 0});
   };
   auto number = [&out](const char* column, const auto& value) {
-    if (value) out.push_back({column, false, {}, static_cast<std::uint64_t>(*value)});
+    if (value) out.push_back({column, true, false, {}, static_cast<std::uint64_t>(*value)});
   };
-  text("source_deposit_address", f.source_deposit_address);
-  text("source_sender", f.source_sender);
+  text("source_deposit_address", false, f.source_deposit_address);
+  text("source_sender", false, f.source_sender);
   number("source_chain", f.source_chain);
   number("source_asset_id", f.source_asset_id);
-  text("source_tx_hash", f.source_tx_hash);
-  text("destination_address", f.destination_address);
+  text("source_tx_hash", false, f.source_tx_hash);
+  text("destination_address", false, f.destination_address);
   number("destination_chain", f.destination_chain);
   number("destination_asset_id", f.destination_asset_id);
-  text("destination_tx_hash", f.destination_tx_hash);
+  text("destination_tx_hash", false, f.destination_tx_hash);
   number("pair_id", f.pair_id);
-  text("status", f.status);
+  text("status", true, f.status);
   return out;
 }
 
@@ -124,8 +129,13 @@ int bind(sql::PreparedStatement& stmt, const std::vector<Condition>& conds) {
   return index;
 }
 
+// Exact either way: the counter rows are kept by triggers in the same transactions as history.
 std::uint64_t count(Database& db, const std::vector<Condition>& conds) {
-  auto& stmt = db.prepare("SELECT COUNT(*) FROM history" + where_clause(conds));
+  const bool coarse =
+      std::all_of(conds.begin(), conds.end(), [](const Condition& c) { return c.coarse; });
+  auto& stmt = db.prepare(coarse ? "SELECT COALESCE(SUM(records), 0) FROM history_counts" +
+                                       where_clause(conds)
+                                 : "SELECT COUNT(*) FROM history" + where_clause(conds));
   bind(stmt, conds);
   std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
   return rs->next() ? u64(*rs, 1) : 0;
@@ -137,10 +147,12 @@ std::vector<HistoryRecord> page(Database& db, const std::vector<Condition>& cond
                                 std::uint64_t offset, std::uint32_t limit,
                                 domain::SortOrder order) {
   const std::string direction = order == domain::SortOrder::kAscending ? "ASC" : "DESC";
-  auto& stmt = db.prepare(std::string("SELECT ") + kRecordColumns +
-                          " FROM (SELECT id FROM history" + where_clause(conds) + " ORDER BY id " +
-                          direction + " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id" +
-                          kRecordJoins + " ORDER BY h.id " + direction);
+  auto& stmt = db.prepare(
+      std::string("SELECT ") + kRecordColumns + " FROM (SELECT id FROM history" +
+      // Unfiltered, the narrowest index in id order skips the offset fastest.
+      (conds.empty() ? " FORCE INDEX (ix_history_id)" : "") + where_clause(conds) +
+      " ORDER BY id " + direction + " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id" +
+      kRecordJoins + " ORDER BY h.id " + direction);
   const int next = bind(stmt, conds);
   stmt.setUInt64(next, limit);
   stmt.setUInt64(next + 1, offset);

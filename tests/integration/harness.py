@@ -9,6 +9,16 @@ fixture (optional) with `connector-admin import`, starts one connector-worker pr
 `threads` threads, and nginx on a free loopback port (scripts/nginx-start). stop() (or leaving the
 `with` block) ends them all and removes the directory, unless KEEP_STACK=1.
 
+Options for the database side (all off by default, which is the plain stack above):
+* db_port: the MariaDB also listens on 127.0.0.1:db_port (0 = a free port), besides its socket.
+* accounts: scripts/db-accounts creates the least-privilege accounts, and the worker reads as
+  connector_reader and writes as connector_writer (imports still run as the full 'connector').
+* replica: the MariaDB is a replication primary (loopback TCP port, binary log) and a second one,
+  started by scripts/mariadb-replica, replicates from it; the worker reads from the replica
+  (db_replicas = unix:<replica socket>) and writes to the primary. Fixtures are imported on the
+  primary, and the worker starts once the replica has caught up. stop_replica(),
+  start_replica(), replica_sql() and wait_replica_caught_up() drive it.
+
 Binaries come from $CONNECTOR_BUILD_DIR (default: <repo>/build); ctest sets it to the build tree
 that registered the test, so build-asan/ runs the sanitized worker. Python 3 standard library only.
 """
@@ -32,6 +42,13 @@ WORKER = BUILD_DIR / "fcgi" / "connector-worker"
 ADMIN = BUILD_DIR / "src" / "connector-admin"
 SCRIPTS = REPO / "scripts"
 DB_PASSWORD = os.environ.get("CONNECTOR_DB_PASSWORD", "connector-dev")
+READ_USER, READ_PASSWORD = "connector_reader", "connector-read-test"
+WRITE_USER, WRITE_PASSWORD = "connector_writer", "connector-write-test"
+REPL_PASSWORD = "connector-repl-test"
+# The passwords scripts/db-accounts and scripts/mariadb-replica set (only they get these).
+ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
+                "CONNECTOR_DB_WRITE_PASSWORD": WRITE_PASSWORD,
+                "CONNECTOR_DB_REPL_PASSWORD": REPL_PASSWORD}
 
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
                      "SUMMARY: UndefinedBehaviorSanitizer")
@@ -98,9 +115,13 @@ def _run(args, timeout=120, **kwargs):
 
 
 class Stack:
-    def __init__(self, fixture=None, threads=4, config=None, worker_env=None):
+    def __init__(self, fixture=None, threads=4, config=None, worker_env=None, db_port=None,
+                 accounts=False, replica=False):
         """fixture: JSON document to import, or None. config: extra worker config keys (dict).
-        worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides)."""
+        worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides).
+        db_port: also serve MariaDB on 127.0.0.1:db_port (0: a free port; implied by replica).
+        accounts: the worker uses the least-privilege reader and writer accounts.
+        replica: a replica replicating from the primary serves the worker's reads."""
         for binary in (WORKER, ADMIN):
             if not binary.exists():
                 raise StackError(f"{binary} not found: build first (scripts/build), "
@@ -111,6 +132,12 @@ class Stack:
         self.dir = Path(tempfile.mkdtemp(prefix="connector-stack-", dir=base))
         self.db_dir = self.dir / "mariadb"
         self.db_socket = self.db_dir / "mysqld.sock"
+        self.replica_dir = self.dir / "replica"
+        self.replica_socket = self.replica_dir / "mysqld.sock"
+        self.replica = replica
+        self.accounts = accounts
+        self.db_port = 0 if replica and db_port is None else db_port
+        self.replica_port = None  # the replica also listens on 127.0.0.1:replica_port
         self.fcgi_socket = self.dir / "fcgi.sock"
         self.nginx_prefix = self.dir / "nginx"
         self.config_path = self.dir / "connector.conf"
@@ -124,16 +151,33 @@ class Stack:
             "db_socket": self.db_socket, "db_name": "connector", "db_user": "connector",
             "db_password": DB_PASSWORD, "db_connect_timeout_s": 2, "db_read_timeout_s": 5,
         }
+        # connector-admin (imports) always works as the full 'connector' account on the primary.
+        self.admin_config_path = self.config_path
+        if accounts or replica:
+            self.admin_config_path = self.dir / "admin.conf"
+            self.admin_config_path.write_text("# written by tests/integration/harness.py\n" + "".join(
+                f"{key} = {value}\n" for key, value in settings.items()))
+        if accounts:
+            settings.update({"db_user": READ_USER, "db_password": READ_PASSWORD,
+                             "db_write_user": WRITE_USER, "db_write_password": WRITE_PASSWORD})
+        if replica:
+            settings["db_replicas"] = f"unix:{self.replica_socket}"
         settings.update(config or {})
+        self.settings = settings
         self.config_path.write_text("# written by tests/integration/harness.py\n" + "".join(
             f"{key} = {value}\n" for key, value in settings.items()))
         try:
-            self.start_mariadb()
+            self._first_start_mariadb()
             _run([SCRIPTS / "migrate", "--socket", self.db_socket])
+            if accounts:
+                _run([SCRIPTS / "db-accounts", "--socket", self.db_socket],
+                     env=self._env(ACCOUNTS_ENV))
             if fixture is not None:
                 result = self.admin("import", Path(fixture).resolve())
                 if result.returncode != 0:
                     raise StackError(f"import of {fixture} failed:\n{result.stderr}")
+            if replica:
+                self._set_up_replica()
             self.start_worker()
             self._start_nginx()
         except BaseException:
@@ -149,20 +193,83 @@ class Stack:
         env.update(extra or {})
         return env
 
+    def _mariadb_options(self):
+        options = []
+        if self.db_port is not None:
+            options += ["--port", self.db_port]
+        if self.replica:
+            options += ["--server-id", 1, "--log-bin"]
+        return options
+
+    def _first_start_mariadb(self):
+        if self.db_port != 0:
+            self.start_mariadb()
+            return
+        for attempt in range(3):  # the free port can be taken between picking and binding
+            self.db_port = _free_port()
+            try:
+                self.start_mariadb()
+                return
+            except StackError:
+                if attempt == 2:
+                    raise
+
     def start_mariadb(self):
-        _run([SCRIPTS / "mariadb-start", self.db_dir], env=self._env())
+        """Starts the (primary) MariaDB, or does nothing when it is running."""
+        _run([SCRIPTS / "mariadb-start", *self._mariadb_options(), self.db_dir], env=self._env())
 
     def stop_mariadb(self):
         _run([SCRIPTS / "mariadb-stop", self.db_dir])
+
+    def _set_up_replica(self):
+        for attempt in range(3):  # the free port can be taken between picking and binding
+            self.replica_port = _free_port()
+            try:
+                _run([SCRIPTS / "mariadb-replica", "--port", self.replica_port, self.replica_dir,
+                      self.db_dir, self.db_port], env=self._env(ACCOUNTS_ENV))
+                break
+            except StackError:
+                if attempt == 2:
+                    raise
+        self.wait_replica_caught_up()
+
+    def start_replica(self):
+        """Starts the replica again (scripts/mariadb-start keeps its replica options); it resumes
+        replicating by itself. Does not wait for it to catch up: see wait_replica_caught_up()."""
+        self._require_replica()
+        _run([SCRIPTS / "mariadb-start", self.replica_dir], env=self._env())
+
+    def stop_replica(self):
+        self._require_replica()
+        _run([SCRIPTS / "mariadb-stop", self.replica_dir])
+
+    def wait_replica_caught_up(self, timeout=30):
+        """Waits until the replica has applied everything the primary has logged so far;
+        raises StackError (with the replica's own account of why) after timeout seconds."""
+        self._require_replica()
+        position = self.sql("SELECT @@gtid_binlog_pos")[0][0]
+        reached = self.replica_sql(f"SELECT MASTER_GTID_WAIT('{position}', {int(timeout)})")
+        if reached != [["0"]]:
+            status = _run(["mariadb", "--no-defaults", f"--socket={self.replica_socket}",
+                           "-u", _os_user(), "-E", "-e", "SHOW SLAVE STATUS"], timeout=30)
+            raise StackError(f"the replica did not reach the primary's GTID {position} within "
+                             f"{timeout} s:\n{status.stdout}")
+
+    def _require_replica(self):
+        if not self.replica:
+            raise StackError("this stack has no replica (Stack(replica=True))")
 
     def start_worker(self, timeout=30):
         """Starts connector-worker and waits until its socket accepts connections."""
         if self.fcgi_socket.exists():
             self.fcgi_socket.unlink()
         log = open(self.worker_log, "ab")
+        # The environment overrides the file: its password must be the worker's own.
+        env = self._env({"CONNECTOR_DB_PASSWORD": str(self.settings["db_password"]),
+                         **self._worker_env})
         self.worker = subprocess.Popen([str(WORKER), "--config", str(self.config_path)],
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                       env=self._env(self._worker_env))
+                                       env=env)
         log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -177,6 +284,17 @@ class Stack:
                 time.sleep(0.05)
         raise StackError(f"connector-worker not listening on {self.fcgi_socket} after "
                          f"{timeout} s:\n{_tail(self.worker_log)}")
+
+    def rewrite_config(self, **changes):
+        """Changes worker config keys (a value of None removes the key) and rewrites the file;
+        takes effect at the next start_worker()."""
+        for key, value in changes.items():
+            if value is None:
+                self.settings.pop(key, None)
+            else:
+                self.settings[key] = value
+        self.config_path.write_text("# written by tests/integration/harness.py\n" + "".join(
+            f"{key} = {value}\n" for key, value in self.settings.items()))
 
     def stop_worker(self):
         """SIGTERM, then SIGKILL after 10 s. Raises StackError if it had to be killed or a
@@ -222,8 +340,11 @@ class Stack:
             self.stop_worker()
         except StackError as e:
             errors.append(str(e))
-        for command in ([SCRIPTS / "nginx-stop", self.nginx_prefix],
-                        [SCRIPTS / "mariadb-stop", self.db_dir]):
+        commands = [[SCRIPTS / "nginx-stop", self.nginx_prefix]]
+        if self.replica:
+            commands.append([SCRIPTS / "mariadb-stop", self.replica_dir])
+        commands.append([SCRIPTS / "mariadb-stop", self.db_dir])
+        for command in commands:
             result = subprocess.run([str(c) for c in command], capture_output=True, text=True,
                                     timeout=60, stdin=subprocess.DEVNULL)
             if result.returncode != 0:
@@ -282,17 +403,45 @@ class Stack:
     def admin(self, *args, timeout=120):
         """Runs connector-admin --config <this stack's config> ARGS; returns the
         CompletedProcess (text stdout/stderr) without checking the exit code."""
-        return subprocess.run([str(ADMIN), "--config", str(self.config_path),
+        return subprocess.run([str(ADMIN), "--config", str(self.admin_config_path),
                                *[str(a) for a in args]], capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL, env=self._env())
 
     def sql(self, statement):
-        """Runs SQL as the MariaDB admin account on database connector; returns the rows as
-        lists of strings (NULL comes back as "NULL")."""
-        result = _run(["mariadb", "--no-defaults", f"--socket={self.db_socket}",
+        """Runs SQL as the MariaDB admin account on database connector (on the primary); returns
+        the rows as lists of strings (NULL comes back as "NULL")."""
+        return self._admin_sql(self.db_socket, statement)
+
+    def replica_sql(self, statement):
+        """sql() on the replica."""
+        self._require_replica()
+        return self._admin_sql(self.replica_socket, statement)
+
+    @staticmethod
+    def _admin_sql(sock, statement):
+        result = _run(["mariadb", "--no-defaults", f"--socket={sock}",
                        "-u", _os_user(), "--default-character-set=utf8mb4", "-N", "-B",
                        "connector", "-e", statement], timeout=60)
         return [line.split("\t") for line in result.stdout.splitlines()]
+
+    def sql_as(self, user, password, statement, tcp=False, replica=False):
+        """Runs SQL as another account on database connector, over the unix socket or (tcp)
+        127.0.0.1:db_port, on the primary or the replica; returns the CompletedProcess (text
+        stdout/stderr) without checking it, so tests can look at refusals."""
+        if replica:
+            self._require_replica()
+        if tcp:
+            port = self.replica_port if replica else self.db_port
+            if port is None:
+                raise StackError("the primary listens on TCP only with db_port (or replica)")
+            where = ["--protocol=TCP", "--host=127.0.0.1", f"--port={port}"]
+        else:
+            where = [f"--socket={self.replica_socket if replica else self.db_socket}"]
+        return subprocess.run(["mariadb", "--no-defaults", *where, "-u", user,
+                               f"--password={password}", "--default-character-set=utf8mb4",
+                               "--connect-timeout=10", "-N", "-B", "connector", "-e", statement],
+                              capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
 
     def worker_log_text(self):
         return self.worker_log.read_text(errors="replace")

@@ -157,6 +157,7 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_DB_REPLICAS",
       "CONNECTOR_DB_WRITE_USER",
       "CONNECTOR_DB_WRITE_PASSWORD",
+      "CONNECTOR_DB_FAILBACK_S",
   };
   BOOST_TEST(env.asked() == expected, boost::test_tools::per_element());
 }
@@ -325,7 +326,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "reference_refresh_ms=250 db=unix:/run/mysqld/mysqld.sock "
              "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
              "db_password=(set) db_write_user=writer db_write_password=(set) "
-             "db_connect_timeout_s=7 db_read_timeout_s=11");
+             "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=30");
   BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(describe(parse("")) ==
              "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 processes=2 "
@@ -333,7 +334,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
              "db=127.0.0.1:3306 db_replicas=(none) db_name=connector db_user=connector "
              "db_password=(empty) db_write_user=connector db_write_password=(empty) "
-             "db_connect_timeout_s=2 db_read_timeout_s=5");
+             "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
 }
 
 BOOST_AUTO_TEST_CASE(hash_inside_a_value_is_kept_but_hash_after_space_is_a_comment) {
