@@ -3,7 +3,9 @@
 #include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
 
+#include <algorithm>
 #include <map>
+#include <span>
 
 namespace connector::admin {
 namespace {
@@ -17,13 +19,6 @@ void set_nullable(PreparedStatement& stmt, int index, const std::string& value) 
   } else {
     stmt.setString(index, value);
   }
-}
-
-std::map<std::string, std::uint16_t> chain_refs(db::Database& db) {
-  std::unique_ptr<sql::ResultSet> rs(db.prepare("SELECT slug, id FROM chains").executeQuery());
-  std::map<std::string, std::uint16_t> refs;
-  while (rs->next()) refs[rs->getString(1)] = static_cast<std::uint16_t>(rs->getUInt(2));
-  return refs;
 }
 
 void write_networks(db::Database& db, const ImportBatch& batch) {
@@ -44,8 +39,7 @@ void write_networks(db::Database& db, const ImportBatch& batch) {
   }
 }
 
-void write_assets(db::Database& db, const ImportBatch& batch,
-                  const std::map<std::string, std::uint16_t>& refs) {
+void write_assets(db::Database& db, const ImportBatch& batch, const ChainRefs& refs) {
   auto& stmt = db.prepare(
       "INSERT INTO assets (id, chain_ref, address, name, symbol, decimals, asset_type) "
       "VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE chain_ref = VALUE(chain_ref), "
@@ -63,8 +57,7 @@ void write_assets(db::Database& db, const ImportBatch& batch,
   }
 }
 
-void write_connects(db::Database& db, const ImportBatch& batch,
-                    const std::map<std::string, std::uint16_t>& refs) {
+void write_connects(db::Database& db, const ImportBatch& batch, const ChainRefs& refs) {
   // A connect already stored in the other orientation is the same connect.
   auto& stmt = db.prepare(
       "INSERT INTO connects (chain_a, chain_b) SELECT ?, ? FROM DUAL WHERE NOT EXISTS "
@@ -114,8 +107,7 @@ void write_pairs(db::Database& db, const ImportBatch& batch) {
   }
 }
 
-void write_chain_status(db::Database& db, const ImportBatch& batch,
-                        const std::map<std::string, std::uint16_t>& refs) {
+void write_chain_status(db::Database& db, const ImportBatch& batch, const ChainRefs& refs) {
   auto& stmt = db.prepare(
       "INSERT INTO chain_status (chain_ref, status, latest_height, supply) VALUES (?, ?, ?, ?) "
       "ON DUPLICATE KEY UPDATE status = VALUE(status), latest_height = VALUE(latest_height), "
@@ -129,84 +121,131 @@ void write_chain_status(db::Database& db, const ImportBatch& batch,
   }
 }
 
-void write_history(db::Database& db, const ImportBatch& batch,
-                   const std::map<std::string, std::uint16_t>& refs) {
-  static const char* const kColumns[] = {"id",
-                                         "hash",
-                                         "pair_id",
-                                         "source_chain",
-                                         "destination_chain",
-                                         "source_deposit_address",
-                                         "source_sender",
-                                         "destination_address",
-                                         "source_block_number",
-                                         "destination_block_number",
-                                         "source_block_timestamp",
-                                         "destination_block_timestamp",
-                                         "source_tx_hash",
-                                         "source_tx_index",
-                                         "destination_tx_hash",
-                                         "source_asset_id",
-                                         "destination_asset_id",
-                                         "source_amount",
-                                         "destination_amount",
-                                         "fee",
-                                         "status",
-                                         "status_message"};
-  std::string columns, placeholders, updates;
-  for (const char* column : kColumns) {
-    const bool first = columns.empty();
-    columns += (first ? "" : ", ") + std::string(column);
-    placeholders += first ? "?" : ", ?";
-    if (std::string_view(column) != "id") {
-      updates += (updates.empty() ? "" : ", ") + std::string(column) + " = VALUE(" + column + ")";
-    }
+constexpr const char* kHistoryColumns[] = {"id",
+                                           "hash",
+                                           "pair_id",
+                                           "source_chain",
+                                           "destination_chain",
+                                           "source_deposit_address",
+                                           "source_sender",
+                                           "destination_address",
+                                           "source_block_number",
+                                           "destination_block_number",
+                                           "source_block_timestamp",
+                                           "destination_block_timestamp",
+                                           "source_tx_hash",
+                                           "source_tx_index",
+                                           "destination_tx_hash",
+                                           "source_asset_id",
+                                           "destination_asset_id",
+                                           "source_amount",
+                                           "destination_amount",
+                                           "fee",
+                                           "status",
+                                           "status_message"};
+
+// "INSERT INTO table (columns) VALUES (?, ...), (?, ...) ... suffix" for `rows` rows.
+std::string multi_row_insert(const char* verb, const char* table,
+                             std::span<const char* const> columns, std::size_t rows,
+                             const std::string& suffix) {
+  std::string names, row = "(";
+  for (const char* column : columns) {
+    names += (names.empty() ? "" : ", ") + std::string(column);
+    row += row.size() == 1 ? "?" : ", ?";
   }
-  auto& stmt = db.prepare("INSERT INTO history (" + columns + ") VALUES (" + placeholders +
-                          ") ON DUPLICATE KEY UPDATE " + updates);
-  for (const auto& r : batch.history) {
-    int i = 1;
-    stmt.setUInt64(i++, r.id);
-    stmt.setString(i++, r.hash);
-    stmt.setUInt64(i++, r.pair_id);
-    stmt.setUInt(i++, refs.at(r.source_slug));
-    stmt.setUInt(i++, refs.at(r.destination_slug));
-    stmt.setString(i++, r.source_deposit_address);
-    stmt.setString(i++, r.source_sender);
-    stmt.setString(i++, r.destination_address);
-    stmt.setString(i++, r.source_block_number);
-    set_nullable(stmt, i++, r.destination_block_number);
-    stmt.setString(i++, r.source_block_timestamp);
-    set_nullable(stmt, i++, r.destination_block_timestamp);
-    stmt.setString(i++, r.source_tx_hash);
-    stmt.setUInt64(i++, r.source_tx_index);
-    set_nullable(stmt, i++, r.destination_tx_hash);
-    stmt.setUInt64(i++, r.source_asset_id);
-    stmt.setUInt64(i++, r.destination_asset_id);
-    stmt.setString(i++, r.source_amount);
-    set_nullable(stmt, i++, r.destination_amount);
-    set_nullable(stmt, i++, r.fee);
-    stmt.setString(i++, r.status);
-    set_nullable(stmt, i++, r.status_message);
-    stmt.executeUpdate();
-  }
+  row += ")";
+  std::string sql = std::string(verb) + " INTO " + table + " (" + names + ") VALUES ";
+  for (std::size_t i = 0; i < rows; ++i) sql += (i == 0 ? "" : ", ") + row;
+  return sql + suffix;
 }
 
-void write_deposit_accounts(db::Database& db, const ImportBatch& batch,
-                            const std::map<std::string, std::uint16_t>& refs) {
-  auto& stmt = db.prepare(
-      "INSERT INTO deposit_accounts (deposit_chain, deposit_address, recipient_chain, "
-      "recipient_address) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE id = id");
-  for (const auto& a : batch.deposit_accounts) {
-    stmt.setUInt(1, refs.at(a.deposit_slug));
-    stmt.setString(2, a.deposit_address);
-    stmt.setUInt(3, refs.at(a.recipient_slug));
-    stmt.setString(4, a.recipient_address);
+std::string history_upsert(std::size_t rows) {
+  std::string updates;
+  for (std::string_view column : kHistoryColumns) {
+    if (column == "id") continue;
+    updates += (updates.empty() ? "" : ", ") + std::string(column) + " = VALUE(" +
+               std::string(column) + ")";
+  }
+  return multi_row_insert("INSERT", "history", kHistoryColumns, rows,
+                          " ON DUPLICATE KEY UPDATE " + updates);
+}
+
+int bind_history_row(PreparedStatement& stmt, int i, const HistoryRow& r, const ChainRefs& refs) {
+  stmt.setUInt64(i++, r.id);
+  stmt.setString(i++, r.hash);
+  stmt.setUInt64(i++, r.pair_id);
+  stmt.setUInt(i++, refs.at(r.source_slug));
+  stmt.setUInt(i++, refs.at(r.destination_slug));
+  stmt.setString(i++, r.source_deposit_address);
+  stmt.setString(i++, r.source_sender);
+  stmt.setString(i++, r.destination_address);
+  stmt.setString(i++, r.source_block_number);
+  set_nullable(stmt, i++, r.destination_block_number);
+  stmt.setString(i++, r.source_block_timestamp);
+  set_nullable(stmt, i++, r.destination_block_timestamp);
+  stmt.setString(i++, r.source_tx_hash);
+  stmt.setUInt64(i++, r.source_tx_index);
+  set_nullable(stmt, i++, r.destination_tx_hash);
+  stmt.setUInt64(i++, r.source_asset_id);
+  stmt.setUInt64(i++, r.destination_asset_id);
+  stmt.setString(i++, r.source_amount);
+  set_nullable(stmt, i++, r.destination_amount);
+  set_nullable(stmt, i++, r.fee);
+  stmt.setString(i++, r.status);
+  set_nullable(stmt, i++, r.status_message);
+  return i;
+}
+
+// Runs `bind_row` for each row in statements of up to kRowsPerStatement rows: one round trip
+// and one parse per chunk instead of per row.
+template <typename Row, typename MakeSql, typename BindRow>
+void write_in_chunks(db::Database& db, std::span<const Row> rows, MakeSql make_sql,
+                     BindRow bind_row) {
+  constexpr std::size_t kRowsPerStatement = 500;
+  for (std::size_t first = 0; first < rows.size(); first += kRowsPerStatement) {
+    const std::size_t count = std::min(kRowsPerStatement, rows.size() - first);
+    auto& stmt = db.prepare(make_sql(count));
+    int index = 1;
+    for (std::size_t i = first; i < first + count; ++i) index = bind_row(stmt, index, rows[i]);
     stmt.executeUpdate();
   }
 }
 
 }  // namespace
+
+ChainRefs chain_refs(db::Database& db) {
+  std::unique_ptr<sql::ResultSet> rs(db.prepare("SELECT slug, id FROM chains").executeQuery());
+  ChainRefs refs;
+  while (rs->next()) refs[rs->getString(1)] = static_cast<std::uint16_t>(rs->getUInt(2));
+  return refs;
+}
+
+void write_history_rows(db::Database& db, std::span<const HistoryRow> rows, const ChainRefs& refs) {
+  write_in_chunks(db, rows, history_upsert,
+                  [&refs](PreparedStatement& stmt, int i, const HistoryRow& r) {
+                    return bind_history_row(stmt, i, r, refs);
+                  });
+}
+
+void write_deposit_account_rows(db::Database& db, std::span<const DepositAccountRow> rows,
+                                const ChainRefs& refs) {
+  static constexpr const char* kColumns[] = {"deposit_chain", "deposit_address", "recipient_chain",
+                                             "recipient_address"};
+  write_in_chunks(
+      db, rows,
+      [](std::size_t n) {
+        return multi_row_insert("INSERT IGNORE", "deposit_accounts", kColumns, n, "");
+      },
+      [&refs](PreparedStatement& stmt, int i, const DepositAccountRow& a) {
+        stmt.setUInt(i++, refs.at(a.deposit_slug));
+        stmt.setString(i++, a.deposit_address);
+        stmt.setUInt(i++, refs.at(a.recipient_slug));
+        stmt.setString(i++, a.recipient_address);
+        return i;
+      });
+}
+
+namespace {}  // namespace
 
 ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch) {
   db.begin();
@@ -217,8 +256,8 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch) {
     write_connects(db, batch, refs);
     write_pairs(db, batch);
     write_chain_status(db, batch, refs);
-    write_history(db, batch, refs);
-    write_deposit_accounts(db, batch, refs);
+    write_history_rows(db, batch.history, refs);
+    write_deposit_account_rows(db, batch.deposit_accounts, refs);
     db.commit();
   } catch (...) {
     db.rollback();

@@ -1,6 +1,10 @@
 #pragma once
 // Writes a validated import batch in one transaction: all of it or nothing. Every row is an
 // upsert keyed by its natural key, so loading the same file twice changes nothing.
+#include <map>
+#include <span>
+#include <string>
+
 #include "admin/import_document.h"
 #include "db/database.h"
 
@@ -12,5 +16,15 @@ struct ImportCounts {
 };
 
 ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch);
+
+// chains.slug -> chains.id
+using ChainRefs = std::map<std::string, std::uint16_t>;
+ChainRefs chain_refs(db::Database& db);
+
+// Upserts history rows and inserts-if-absent deposit accounts, many rows per statement: the
+// import and the bulk generator share these.
+void write_history_rows(db::Database& db, std::span<const HistoryRow> rows, const ChainRefs& refs);
+void write_deposit_account_rows(db::Database& db, std::span<const DepositAccountRow> rows,
+                                const ChainRefs& refs);
 
 }  // namespace connector::admin

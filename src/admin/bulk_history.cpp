@@ -1,0 +1,95 @@
+#include "admin/bulk_history.h"
+
+#include <cppconn/prepared_statement.h>
+#include <cppconn/resultset.h>
+#include <cppconn/statement.h>
+
+#include <chrono>
+#include <ostream>
+#include <set>
+
+#include "admin/history_generator.h"
+#include "admin/import_store.h"
+#include "db/reference_store.h"
+
+namespace connector::admin {
+namespace {
+
+constexpr std::uint64_t kRowsPerTransaction = 10'000;
+
+void execute(db::Database& db, const std::string& sql_text) { db.prepare(sql_text).execute(); }
+
+std::uint64_t next_id(db::Database& db) {
+  std::unique_ptr<sql::ResultSet> rs(
+      db.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM history").executeQuery());
+  rs->next();
+  return rs->getUInt64(1);
+}
+
+void rebuild_counts(db::Database& db) {
+  db.begin();
+  execute(db, "DELETE FROM history_counts");
+  execute(db,
+          "INSERT INTO history_counts SELECT status, pair_id, source_chain, destination_chain, "
+          "source_asset_id, destination_asset_id, COUNT(*) FROM history GROUP BY status, "
+          "pair_id, source_chain, destination_chain, source_asset_id, destination_asset_id");
+  db.commit();
+}
+
+void report(std::ostream* out, std::uint64_t done, std::uint64_t total,
+            std::chrono::steady_clock::time_point started) {
+  if (out == nullptr) return;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+  const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0;
+  *out << "\rgen-history: " << done << "/" << total << " rows, " << static_cast<long>(rate)
+       << " rows/s, " << static_cast<long>(left) << " s left   " << std::flush;
+}
+
+}  // namespace
+
+std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& options,
+                               std::ostream* progress) {
+  const auto reference = db::load_reference_data(db);
+  const std::uint64_t recipients =
+      options.recipients != 0 ? options.recipients : std::max<std::uint64_t>(64, options.count / 8);
+  HistoryGenerator generator(reference, options.seed, recipients);
+  const auto refs = chain_refs(db);
+  const std::uint64_t first = next_id(db);
+
+  // Session settings of this connection only: counters rebuilt at the end, and the rows are
+  // coherent by construction, so foreign keys need not be looked up row by row.
+  execute(db, "SET @connector_bulk_load = 1");
+  execute(db, "SET foreign_key_checks = 0");
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<HistoryRow> rows;
+  std::vector<DepositAccountRow> accounts;
+  std::set<std::string> recorded;
+  for (std::uint64_t done = 0; done < options.count;) {
+    const std::uint64_t n = std::min(kRowsPerTransaction, options.count - done);
+    rows.clear();
+    accounts.clear();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      rows.push_back(generator.next(first + done + i));
+      const auto& r = rows.back();
+      if (recorded.insert(r.source_slug + r.source_deposit_address).second) {
+        accounts.push_back(
+            {r.source_slug, r.source_deposit_address, r.destination_slug, r.destination_address});
+      }
+    }
+    db.begin();
+    write_history_rows(db, rows, refs);
+    write_deposit_account_rows(db, accounts, refs);
+    db.commit();
+    done += n;
+    report(progress, done, options.count, started);
+  }
+  execute(db, "SET foreign_key_checks = 1");
+  execute(db, "SET @connector_bulk_load = NULL");
+  rebuild_counts(db);
+  if (progress != nullptr) *progress << "\n";
+  return first;
+}
+
+}  // namespace connector::admin
