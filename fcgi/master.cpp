@@ -104,7 +104,7 @@ void Master::reap() {
     slot.threads.store(0);
     const bool recycled = WIFEXITED(status) && WEXITSTATUS(status) == kRecycleExitStatus;
     const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    const bool retired = it->generation != generation_;
+    const bool retired = stopping_ || it->generation != generation_;
     if (recycled) {
       board_.process_recycles.fetch_add(1);
       util::log_info("worker process " + std::to_string(pid) + " served max_requests; replacing");
@@ -145,6 +145,7 @@ void Master::reload() {
 }
 
 void Master::stop() {
+  stopping_ = true;
   sd_notify(0, "STOPPING=1");
   util::log_info("stopping: draining requests in flight");
   for (const auto& child : children_) ::kill(child.pid, SIGTERM);

@@ -48,6 +48,7 @@ class Master {
   std::vector<Child> children_;
   unsigned generation_ = 0;
   Clock::time_point next_spawn_{};  // crash-loop back-off
+  bool stopping_ = false;           // every process was told to drain
 };
 
 }  // namespace connector::fcgi

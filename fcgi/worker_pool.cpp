@@ -1,7 +1,7 @@
 #include "worker_pool.h"
 
 #include <fcgiapp.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -88,23 +88,45 @@ void WorkerPool::join() {
   threads_.clear();
 }
 
-bool WorkerPool::wait_for_connection() {
-  pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+bool WorkerPool::wait_for_connection(int epoll_fd) {
+  epoll_event event{};
   while (!stopping_) {
-    if (::poll(fds, 2, -1) < 0) {
+    const int ready = ::epoll_wait(epoll_fd, &event, 1, -1);
+    if (ready < 0) {
       if (errno == EINTR) continue;
-      util::log_warning("poll on the listening socket failed; retrying");
+      util::log_warning("epoll_wait failed; retrying");
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
-    if (fds[1].revents != 0) return false;
-    if (fds[0].revents & POLLIN) return true;
-    if (fds[0].revents != 0) {  // POLLERR/POLLHUP/POLLNVAL: never spin on a broken socket
-      util::log_warning("the listening socket reports an error; retrying");
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    if (ready == 0) continue;
+    if (event.data.fd == stop_fd_) return false;
+    if (event.events & EPOLLIN) return true;
+    // EPOLLERR/EPOLLHUP on the listening socket: never spin on a broken socket.
+    util::log_warning("the listening socket reports an error; retrying");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
+}
+
+// Each thread waits in its own epoll set holding the shared listening socket with
+// EPOLLEXCLUSIVE, so a new connection wakes one waiting thread, not all of them (a plain poll()
+// by every thread would wake the whole pool for each request), and the stop eventfd, which wakes
+// them all.
+int WorkerPool::make_epoll() const {
+  const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd < 0) throw std::runtime_error("epoll_create1 failed");
+  epoll_event listen_event{};
+  listen_event.events = EPOLLIN | EPOLLEXCLUSIVE;
+  listen_event.data.fd = listen_fd_;
+  epoll_event stop_event{};
+  stop_event.events = EPOLLIN;
+  stop_event.data.fd = stop_fd_;
+  if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0) {
+    ::close(epoll_fd);
+    throw std::runtime_error("epoll_ctl failed");
+  }
+  return epoll_fd;
 }
 
 void WorkerPool::count_request() {
@@ -123,9 +145,10 @@ void WorkerPool::serve() {
   api::Router router({reader, writer, reference_});
   auto& board = metrics::scoreboard();
   const int pid = static_cast<int>(::getpid());
+  const int epoll_fd = make_epoll();
   FCGX_Request request;
   FCGX_InitRequest(&request, listen_fd_, 0);
-  while (wait_for_connection()) {
+  while (wait_for_connection(epoll_fd)) {
     // Another thread or process may have taken the connection: the socket is non-blocking.
     if (FCGX_Accept_r(&request) < 0) continue;
     const auto started = Clock::now();
@@ -168,6 +191,7 @@ void WorkerPool::serve() {
     count_request();
   }
   FCGX_Free(&request, 0);
+  ::close(epoll_fd);
 }
 
 }  // namespace connector::fcgi

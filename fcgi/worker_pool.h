@@ -1,7 +1,8 @@
 #pragma once
-// The threads of one worker process. Each polls the shared listening socket together with the
-// process's stop signal, accepts, and answers through its own Router and database connections;
-// so stopping (drain) wakes every idle thread at once and lets busy ones finish their request.
+// The threads of one worker process. Each waits (epoll) on the shared listening socket together
+// with the process's stop signal, accepts, and answers through its own Router and database
+// connections; so stopping (drain) wakes every idle thread at once and lets busy ones finish
+// their request.
 #include <atomic>
 #include <thread>
 #include <vector>
@@ -30,7 +31,8 @@ class WorkerPool {
 
  private:
   void serve();
-  bool wait_for_connection();  // false when stopping
+  int make_epoll() const;
+  bool wait_for_connection(int epoll_fd);  // false when stopping
   void count_request();
 
   int listen_fd_;

@@ -18,6 +18,7 @@ int run_worker_process(int listen_fd, const config::Config& config, metrics::Pro
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() == 1) return 0;
   slot.pid.store(static_cast<std::int32_t>(::getpid()));
+  ::unsetenv("NOTIFY_SOCKET");  // only the master speaks to systemd
   try {
     db::init_driver();
     const util::AccessLog access_log(config.worker.access_log);

@@ -57,6 +57,7 @@ int import_command(const config::Config& config, const std::string& path) {
 
 int gen_history_command(const config::Config& config, const std::vector<std::string>& args) {
   if (args.empty()) return usage(2);
+  if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") return usage(0);
   admin::BulkHistoryOptions options;
   options.count = std::stoull(args[0]);
   for (std::size_t i = 1; i < args.size(); ++i) {

@@ -57,9 +57,13 @@ std::string_view account(const http::QueryParams& params, Services& services,
   const std::string deposit_text = deposit.checksummed();
   // Recorded before it is shown: an address the watchers do not know could lose funds. Any
   // failure to record it is a 503, whatever the cause.
+  const db::DepositAccount mapping{deposit_chain.ref, deposit_text, recipient_chain.ref,
+                                   recipient.checksummed()};
   try {
-    db::record_deposit_account(services.writer, {deposit_chain.ref, deposit_text,
-                                                 recipient_chain.ref, recipient.checksummed()});
+    // Most requests ask again for an address already recorded: a read answers them.
+    if (!db::deposit_account_recorded(services.db, mapping)) {
+      db::record_deposit_account(services.writer, mapping);
+    }
   } catch (const db::DatabaseError& e) {
     throw db::DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
   }

@@ -20,4 +20,8 @@ struct DepositAccount {
 // Throws DatabaseUnavailable when it cannot be recorded.
 void record_deposit_account(Database& db, const DepositAccount& account);
 
+// True when the mapping is already recorded (read through the read servers: a replica that lags
+// only costs one more idempotent insert on the primary).
+bool deposit_account_recorded(Database& db, const DepositAccount& account);
+
 }  // namespace connector::db

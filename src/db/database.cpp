@@ -54,6 +54,12 @@ void apply_statement_timeout(sql::Connection& connection, unsigned timeout_ms) {
 bool is_unavailable_error(int error_code) {
   static constexpr std::array kCodes = {
       1040,  // ER_CON_COUNT_ERROR: too many connections
+      // Access refused: grants are being changed. A connection keeps the database privileges
+      // it saw at connect, so it is replaced, and picks up fixed grants without a restart.
+      1044,  // ER_DBACCESS_DENIED_ERROR
+      1045,  // ER_ACCESS_DENIED_ERROR
+      1142,  // ER_TABLEACCESS_DENIED_ERROR
+      1143,  // ER_COLUMNACCESS_DENIED_ERROR
       1053,  // ER_SERVER_SHUTDOWN
       1205,  // ER_LOCK_WAIT_TIMEOUT
       1290,  // ER_OPTION_PREVENTS_STATEMENT (--read-only: a replica or a demoted primary)

@@ -1,6 +1,7 @@
 """/v1/account through nginx: the derived deposit address, the checksum rule on main-chain
 recipients, validation, idempotent recording, and 503 (no address) when it cannot be recorded."""
 
+import time
 import unittest
 from urllib.parse import urlencode
 
@@ -101,13 +102,13 @@ class Account(unittest.TestCase):
 
     def test_unrecordable_address_is_a_503_without_the_address(self):
         recipient = "0x" + "22" * 20
-        stack.sql("REVOKE INSERT ON connector.* FROM 'connector'@'localhost'")
-        stack.sql("GRANT SELECT ON connector.* TO 'connector'@'localhost'")
+        # The primary refuses writes (read_only, as after a demotion) but still answers reads.
+        stack.sql("SET GLOBAL read_only = 1")
         try:
             r = account(recipient_address=recipient, recipient_blockchain="unitiot",
                         deposit_blockchain="unitcore")
         finally:
-            stack.sql("GRANT ALL ON connector.* TO 'connector'@'localhost'")
+            stack.sql("SET GLOBAL read_only = 0")
         self.assertEqual(r.status, 503)
         self.assertEqual(r.json()["error"]["code"], "unavailable")
         self.assertNotIn(b"deposit_address", r.body)
@@ -125,6 +126,13 @@ class Account(unittest.TestCase):
             stack.start_mariadb()
         self.assertEqual(r.status, 503)
         self.assertEqual(r.headers["Retry-After"], "1")
+        # As a client following Retry-After would: the service answers again, unrestarted.
+        deadline = time.monotonic() + 10
+        while stack.get("/v1/networks").status != 200 or account(
+                recipient_address="0x" + "34" * 20, recipient_blockchain="unitiot",
+                deposit_blockchain="unitcore").status != 200:
+            self.assertLess(time.monotonic(), deadline)
+            time.sleep(0.1)
         self.assertEqual(r.json()["error"]["code"], "unavailable")
         self.assertNotIn(b"deposit_address", r.body)
 

@@ -291,6 +291,15 @@ class Grants(unittest.TestCase):
             self.assertEqual(db_accounts().returncode, 0)
         self.assert_exact()
 
+    def test_script_never_invents_passwords(self):
+        env = {k: v for k, v in stack._env().items() if not k.startswith("CONNECTOR_DB_")}
+        result = subprocess.run([str(SCRIPTS / "db-accounts"), "--socket", str(stack.db_socket)],
+                                capture_output=True, text=True, timeout=60,
+                                stdin=subprocess.DEVNULL, env=env)
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("set CONNECTOR_DB_READ_PASSWORD and CONNECTOR_DB_WRITE_PASSWORD",
+                      result.stderr)
+
     def test_script_refuses_a_database_without_the_schema(self):
         result = db_accounts("--database", "no_such_db")
         self.assertEqual(result.returncode, 1)

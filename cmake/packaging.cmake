@@ -1,0 +1,128 @@
+# Install rules and the Debian package (CPack, generator DEB) of the UNIT connector query service.
+#
+#   scripts/package                      # Release build in build-package/, .deb into build/
+#   cpack -G DEB --config <builddir>/CPackConfig.cmake
+#
+# The package is laid out for Debian 12 (the prefix is /usr):
+#   /usr/bin/connector-worker, /usr/bin/connector-admin       the programs
+#   /usr/sbin/connector-migrate, /usr/sbin/connector-db-accounts  schema and database accounts
+#   /lib/systemd/system/connector-worker.{socket,service}      the units (not enabled, not started)
+#   /etc/connector/connector.conf                              conffile, 0640 root:connector
+#   /etc/connector/connector.env                               conffile, 0600 root:root (secrets)
+#   /usr/share/connector/nginx/                                nginx drop-ins to include
+#   /usr/share/connector/sql/, /usr/share/connector/scripts/   schema, accounts template, scripts
+#   /usr/share/doc/unit-connector/                             README and docs
+# The maintainer scripts are in cmake/debian/; postinst creates the system user `connector`.
+# The absolute destinations (/etc, /lib) can be moved for a local `cmake --install` with
+# -DCONNECTOR_SYSCONF_DIR=... and -DCONNECTOR_SYSTEMD_UNIT_DIR=....
+
+# `cmake --install` and cpack package what is already built and never build anything first:
+# scripts/package builds the two programs, and the package test in ctest packages the very
+# binaries the other tests just ran (a rebuild in the middle of a test run is never wanted).
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+
+set(CONNECTOR_SYSCONF_DIR "/etc/connector" CACHE PATH "Where the config and env files go")
+set(CONNECTOR_SYSTEMD_UNIT_DIR "/lib/systemd/system" CACHE PATH "Where the systemd units go")
+set(CONNECTOR_PACKAGE_NAME "unit-connector")
+set(CONNECTOR_SHARE_DIR "share/connector")
+set(CONNECTOR_DOC_DIR "share/doc/${CONNECTOR_PACKAGE_NAME}")
+
+# --- install rules ---------------------------------------------------------------------------
+
+install(TARGETS connector-worker connector-admin RUNTIME DESTINATION bin)
+
+install(FILES
+  ${PROJECT_SOURCE_DIR}/systemd/connector-worker.socket
+  ${PROJECT_SOURCE_DIR}/systemd/connector-worker.service
+  DESTINATION ${CONNECTOR_SYSTEMD_UNIT_DIR}
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+
+# The group (connector) is set by postinst: it does not exist when the package is built.
+install(FILES ${PROJECT_SOURCE_DIR}/fcgi/connector.conf.example
+  DESTINATION ${CONNECTOR_SYSCONF_DIR} RENAME connector.conf
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ)
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/connector.env
+  DESTINATION ${CONNECTOR_SYSCONF_DIR}
+  PERMISSIONS OWNER_READ OWNER_WRITE)
+
+# Every nginx file but the template the demo and the tests render.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/nginx/ DESTINATION ${CONNECTOR_SHARE_DIR}/nginx
+  FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+  PATTERN "local.conf.in" EXCLUDE)
+
+# The ops scripts find their SQL as ../sql/ from their own directory, so scripts/ and sql/ keep
+# their repository layout under /usr/share/connector, and /usr/sbin/connector-<name> runs
+# /usr/share/connector/scripts/<name> (a wrapper, not a symlink: the scripts locate themselves
+# by $0). migrate applies sql/migrations; db-accounts creates the least-privilege accounts.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/sql/ DESTINATION ${CONNECTOR_SHARE_DIR}/sql
+  FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+foreach(script migrate db-accounts)
+  if(NOT EXISTS ${PROJECT_SOURCE_DIR}/scripts/${script})
+    continue()
+  endif()
+  install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/${script} DESTINATION ${CONNECTOR_SHARE_DIR}/scripts)
+  file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/package/connector-${script} CONTENT
+"#!/bin/sh
+# Runs <prefix>/${CONNECTOR_SHARE_DIR}/scripts/${script} of the UNIT connector query service
+# (its options are at its top). Run it as root on the database host: it connects as the MariaDB
+# account of the OS user over the unix socket, e.g. --socket /run/mysqld/mysqld.sock
+set -e
+prefix=$(cd \"$(dirname \"$(readlink -f \"$0\")\")/..\" && pwd)
+exec \"$prefix/${CONNECTOR_SHARE_DIR}/scripts/${script}\" \"$@\"
+" @ONLY)
+  install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/package/connector-${script} DESTINATION sbin)
+endforeach()
+
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CONNECTOR_DOC_DIR}
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CONNECTOR_DOC_DIR}/docs
+  FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+  FILES_MATCHING PATTERN "*.md")
+
+# --- the Debian package ----------------------------------------------------------------------
+
+set(CPACK_GENERATOR "DEB")
+set(CPACK_PACKAGE_NAME "${CONNECTOR_PACKAGE_NAME}")
+set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
+set(CPACK_PACKAGE_VENDOR "UNIT connector project")
+set(CPACK_PACKAGE_CONTACT "UNIT connector maintainers <connector@unit.invalid>")
+set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "UNIT connector query service (FastCGI workers for nginx)")
+set(CPACK_PACKAGE_DESCRIPTION
+"The read-only HTTP API of the UNIT cross-chain connector: networks, pairs, fees and limits,
+deposit addresses, transfer history and supply per chain. nginx passes /v1 requests over FastCGI
+to connector-worker, a systemd-managed pool of processes and threads that reads MariaDB.
+Ships the worker, connector-admin (data import), systemd units with socket activation, nginx
+include files, the database schema and its migration script.")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_STRIP_FILES ON)
+set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_PACKAGE_SECTION "net")
+set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
+set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://unit.invalid/connector")
+# Shared-library dependencies come from dpkg-shlibdeps and are appended to these.
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# Users bring their own nginx (and database); the package works with any of them.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "nginx | nginx-light | nginx-full | nginx-extras, mariadb-client")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "mariadb-server")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
+# Owner and group of every file in the archive are root:root; postinst sets the config's group.
+
+set(CONNECTOR_DEBIAN_DIR ${CMAKE_CURRENT_BINARY_DIR}/package/debian)
+file(CONFIGURE OUTPUT ${CONNECTOR_DEBIAN_DIR}/conffiles CONTENT
+"${CONNECTOR_SYSCONF_DIR}/connector.conf
+${CONNECTOR_SYSCONF_DIR}/connector.env
+")
+foreach(script postinst prerm postrm)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/${script} ${CONNECTOR_DEBIAN_DIR}/${script}
+    @ONLY FILE_PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE GROUP_READ GROUP_EXECUTE
+    WORLD_READ WORLD_EXECUTE)
+endforeach()
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+  ${CONNECTOR_DEBIAN_DIR}/conffiles
+  ${CONNECTOR_DEBIAN_DIR}/postinst
+  ${CONNECTOR_DEBIAN_DIR}/prerm
+  ${CONNECTOR_DEBIAN_DIR}/postrm)
+
+include(CPack)

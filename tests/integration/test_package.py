@@ -1,0 +1,318 @@
+"""The Debian package (cmake/packaging.cmake): built with `cpack -G DEB` from this build tree into
+a temporary directory, then checked as an archive (control fields, conffiles, maintainer
+scripts, the exact file list, modes and contents), as an extracted tree (`dpkg -x`: the
+programs run from it), and installed for real with dpkg into a throw-away root: an overlay of /
+in a private mount namespace, so postinst (user, permissions), a reinstall that keeps an edited
+conffile, `systemd-analyze verify` of the installed units and the purge all run without
+touching this machine. That last part needs root and overlayfs and is skipped without them.
+
+Only the plain tree packages: in build-asan/ the whole module is skipped (sanitized binaries
+are never shipped, and their extra library dependencies would be wrong in the control file).
+scripts/package makes the release package the same way from its own Release tree.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+from harness import BUILD_DIR, REPO
+
+PACKAGE = "unit-connector"
+SHARE = "usr/share/connector"
+DOC = f"usr/share/doc/{PACKAGE}"
+OPS_SCRIPTS = [name for name in ("migrate", "db-accounts") if (REPO / "scripts" / name).exists()]
+
+deb = None
+tmp = None
+
+
+def run(args, check=True, **kwargs):
+    result = subprocess.run([str(a) for a in args], capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=kwargs.pop("timeout", 300), **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{' '.join(map(str, args))} exited {result.returncode}:\n"
+                             f"{result.stdout}{result.stderr}")
+    return result
+
+
+def setUpModule():
+    global deb, tmp
+    cache = BUILD_DIR / "CMakeCache.txt"
+    if "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace"):
+        raise unittest.SkipTest(f"{BUILD_DIR} is a sanitizer build: the package is built and "
+                                "tested from the plain build tree only")
+    config = BUILD_DIR / "CPackConfig.cmake"
+    if not config.exists():
+        raise AssertionError(f"{config} missing: configure the tree again (scripts/build)")
+    tmp = Path(tempfile.mkdtemp(prefix="connector-package-"))
+    try:
+        # -B: the staging tree and the .deb go to tmp; the build tree is only read (cpack
+        # builds nothing: CMAKE_SKIP_INSTALL_ALL_DEPENDENCY in cmake/packaging.cmake).
+        run(["cpack", "-G", "DEB", "--config", config, "-B", tmp / "out"], cwd=tmp)
+        debs = list((tmp / "out").glob(f"{PACKAGE}_*.deb"))
+        if len(debs) != 1:
+            raise AssertionError(f"expected one .deb, got {debs}")
+        deb = debs[0]
+    except BaseException:
+        tearDownModule()  # unittest does not call it when setUpModule fails
+        raise
+
+
+def tearDownModule():
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def project_version():
+    m = re.search(r"project\(unit_connector\b[^)]*\bVERSION\s+([0-9.]+)",
+                  (REPO / "CMakeLists.txt").read_text())
+    return m.group(1)
+
+
+def field(name):
+    return run(["dpkg-deb", "-f", deb, name]).stdout.strip()
+
+
+def relation_names(value):
+    """Package names of a Depends/Recommends value, alternatives included."""
+    return {re.match(r"\s*([a-z0-9][a-z0-9+.-]+)", alt).group(1)
+            for item in value.split(",") for alt in item.split("|") if alt.strip()}
+
+
+def repo_files(directory, keep=lambda p: True):
+    base = REPO / directory
+    return {p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file() and keep(p)}
+
+
+def expected_layout():
+    """Every file the package must hold, relative to / (directories aside), and the repository
+    file each must be a copy of (None: built or generated)."""
+    files = {
+        "usr/bin/connector-worker": None,
+        "usr/bin/connector-admin": None,
+        "lib/systemd/system/connector-worker.socket": REPO / "systemd/connector-worker.socket",
+        "lib/systemd/system/connector-worker.service": REPO / "systemd/connector-worker.service",
+        "etc/connector/connector.conf": REPO / "fcgi/connector.conf.example",
+        "etc/connector/connector.env": REPO / "cmake/debian/connector.env",
+        f"{DOC}/README.md": REPO / "README.md",
+    }
+    for name in repo_files("nginx", lambda p: p.name != "local.conf.in"):
+        files[f"{SHARE}/nginx/{name}"] = REPO / "nginx" / name
+    for name in repo_files("sql"):
+        files[f"{SHARE}/sql/{name}"] = REPO / "sql" / name
+    for name in OPS_SCRIPTS:
+        files[f"{SHARE}/scripts/{name}"] = REPO / "scripts" / name
+        files[f"usr/sbin/connector-{name}"] = None
+    for name in repo_files("docs", lambda p: p.suffix == ".md"):
+        files[f"{DOC}/docs/{name}"] = REPO / "docs" / name
+    return files
+
+
+class PackageArchive(unittest.TestCase):
+    def test_control_fields(self):
+        self.assertEqual(field("Package"), PACKAGE)
+        self.assertEqual(field("Version"), f"{project_version()}-1")
+        self.assertEqual(field("Architecture"), run(["dpkg", "--print-architecture"]).stdout.strip())
+        self.assertRegex(field("Maintainer"), r"^[^<>]+ <[^@<>\s]+@[^@<>\s]+>$")
+        self.assertTrue(field("Description").startswith("UNIT connector query service"))
+        recommends = relation_names(field("Recommends"))
+        self.assertIn("nginx", recommends)
+        depends = relation_names(field("Depends"))
+        self.assertIn("adduser", depends)  # postinst runs it
+        # Users bring their own nginx and database: recommended, never required.
+        self.assertFalse(depends & {"nginx", "nginx-light", "mariadb-server", "mariadb-client"},
+                         field("Depends"))
+        for name in ("libfcgi0ldbl", "libmysqlcppconn7v5", "libc6", "libstdc++6"):
+            self.assertIn(name, depends)
+
+    def test_depends_covers_every_library_the_programs_load(self):
+        # dpkg-shlibdeps computed Depends: each NEEDED library of both programs comes from a
+        # package listed there.
+        depends = relation_names(field("Depends"))
+        for program in (BUILD_DIR / "fcgi/connector-worker", BUILD_DIR / "src/connector-admin"):
+            needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
+                                run(["readelf", "-d", program]).stdout)
+            self.assertTrue(needed, program)
+            for soname in needed:
+                owners = run(["dpkg", "-S", f"*/{soname}"], check=False).stdout
+                packages = {line.split(":")[0] for line in owners.splitlines() if ": " in line}
+                self.assertTrue(packages & depends,
+                                f"{program.name} needs {soname} from {packages}, not in Depends")
+
+    def test_exact_layout_modes_and_contents(self):
+        listing = run(["dpkg-deb", "-c", deb]).stdout.splitlines()
+        entries = {}
+        for line in listing:
+            mode, owner, _size, _date, _time, path = line.split(None, 5)
+            entries[path.removeprefix("./")] = (mode, owner)
+        files = {p: m for p, m in entries.items() if not m[0].startswith("d")}
+        expected = expected_layout()
+        self.assertEqual(sorted(files), sorted(expected))
+        for path, (mode, owner) in entries.items():
+            self.assertEqual(owner, "root/root", path)
+        # Programs executable; config readable by root only until postinst gives it to the
+        # group connector; the env file (secrets) root's alone; the rest world-readable.
+        modes = {p: m for p, (m, _) in files.items()}
+        for path in ["usr/bin/connector-worker", "usr/bin/connector-admin",
+                     *[f"usr/sbin/connector-{n}" for n in OPS_SCRIPTS],
+                     *[f"{SHARE}/scripts/{n}" for n in OPS_SCRIPTS]]:
+            self.assertEqual(modes.pop(path), "-rwxr-xr-x", path)
+        self.assertEqual(modes.pop("etc/connector/connector.conf"), "-rw-r-----")
+        self.assertEqual(modes.pop("etc/connector/connector.env"), "-rw-------")
+        for path, mode in modes.items():
+            self.assertEqual(mode, "-rw-r--r--", path)
+
+        root = tmp / "extract"
+        shutil.rmtree(root, ignore_errors=True)
+        run(["dpkg", "-x", deb, root])
+        for path, source in expected.items():
+            if source is not None:
+                self.assertEqual((root / path).read_bytes(), source.read_bytes(), path)
+        for program in ("connector-worker", "connector-admin"):
+            sections = run(["readelf", "-S", root / "usr/bin" / program]).stdout
+            self.assertNotIn(".symtab", sections, f"{program} is not stripped")
+
+    def test_control_files_and_maintainer_scripts(self):
+        control = tmp / "control"
+        shutil.rmtree(control, ignore_errors=True)
+        run(["dpkg-deb", "-e", deb, control])
+        self.assertEqual(sorted(p.name for p in control.iterdir()),
+                         ["conffiles", "control", "md5sums", "postinst", "postrm", "prerm"])
+        self.assertEqual((control / "conffiles").read_text().split(),
+                         ["/etc/connector/connector.conf", "/etc/connector/connector.env"])
+        for script in ("postinst", "prerm", "postrm"):
+            path = control / script
+            self.assertTrue(os.access(path, os.X_OK), script)
+            self.assertTrue(path.read_text().startswith("#!/bin/sh\n"), script)
+            self.assertNotIn("@", path.read_text(), f"{script}: unrendered placeholder")
+            run(["sh", "-n", path])
+        postinst = re.sub(r"\\\n\s*", "", (control / "postinst").read_text())
+        self.assertRegex(postinst, r"adduser --system --group --no-create-home --home /nonexistent"
+                                   r"\b.* connector\b")
+        self.assertIn("chown root:connector /etc/connector/connector.conf", postinst)
+        self.assertIn("chmod 0640 /etc/connector/connector.conf", postinst)
+        # systemd is told about the units only when it runs; nothing is enabled or started.
+        self.assertIn("[ -d /run/systemd/system ]", postinst)
+        self.assertIn("daemon-reload", postinst)
+        for script in ("postinst", "postrm"):
+            for line in (control / script).read_text().splitlines():
+                self.assertNotRegex(
+                    line, r"^\s*(systemctl|deb-systemd-invoke|invoke-rc\.d)\b.*\s"
+                          r"(start|restart|try-restart|enable)\b", f"{script}: {line}")
+
+
+class ExtractedPrograms(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.root = tmp / "run-root"
+        run(["dpkg", "-x", deb, cls.root])
+
+    def test_worker_runs_and_reads_the_shipped_config(self):
+        worker = self.root / "usr/bin/connector-worker"
+        result = run([worker, "--help"])
+        self.assertIn("usage: connector-worker", result.stdout + result.stderr)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CONNECTOR_")}
+        check = run([worker, "--config", self.root / "etc/connector/connector.conf",
+                     "--check-config"], env=env)
+        self.assertIn("listen=/run/connector/fcgi.sock", check.stdout.split())
+
+    def test_admin_runs(self):
+        result = run([self.root / "usr/bin/connector-admin", "sample", "--history", "2"])
+        document = json.loads(result.stdout)
+        self.assertEqual(len(document["history"]), 2)
+
+    def test_ops_scripts_find_their_files(self):
+        # The wrappers run the scripts in /usr/share/connector/scripts, which find their SQL in
+        # ../sql: both answer with their own usage (exit 2) when called without arguments.
+        for name in OPS_SCRIPTS:
+            result = run([self.root / "usr/sbin" / f"connector-{name}"], check=False)
+            self.assertEqual(result.returncode, 2, result)
+            self.assertIn(f"{SHARE}/scripts/{name}", result.stderr.replace(str(self.root), ""))
+            self.assertIn("--socket", result.stderr)
+
+
+# Runs inside the throw-away root (chroot), as root. Prints "name=value" lines for the test.
+IN_ROOT = r"""
+set -eu
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+report() { printf '%s=%s\n' "$1" "$2"; }
+dpkg -i /pkg.deb >/dev/null
+report user "$(getent passwd connector)"
+report group "$(getent group connector | cut -d: -f1)"
+report modes "$(stat -c '%n:%a:%U:%G' /etc/connector /etc/connector/connector.conf /etc/connector/connector.env | tr '\n' ' ')"
+report conffiles "$(dpkg-query -W -f='${Conffiles}' unit-connector | awk '{print $1}' | tr '\n' ' ')"
+# The service's user reads its config; nginx's user does not.
+report check_as_connector "$(runuser -u connector -- /usr/bin/connector-worker --config /etc/connector/connector.conf --check-config 2>&1 | tr ' ' '\n' | grep '^listen=' || echo FAILED)"
+runuser -u www-data -- cat /etc/connector/connector.conf >/dev/null 2>&1 && report www_data_reads yes || report www_data_reads no
+# The installed units, as installed, against the installed binary and the root's own units.
+out=$(systemd-analyze verify connector-worker.socket connector-worker.service 2>&1) && rc=0 || rc=$?
+report verify "rc=$rc $(printf '%s' "$out" | tr '\n' '|')"
+report migrate "$(connector-migrate 2>&1 | head -n 1)"
+# A local edit of a conffile survives a reinstall.
+echo 'threads = 3' >>/etc/connector/connector.conf
+dpkg -i /pkg.deb >/dev/null
+report edited_kept "$(grep -c '^threads = 3$' /etc/connector/connector.conf)"
+report modes_after_reinstall "$(stat -c '%a:%U:%G' /etc/connector/connector.conf)"
+dpkg --purge unit-connector >/dev/null
+report left "$(ls -d /etc/connector /usr/bin/connector-worker /lib/systemd/system/connector-worker.service /usr/share/connector 2>/dev/null | tr '\n' ' ')"
+report user_after_purge "$(getent passwd connector | cut -d: -f1)"
+report status_after_purge "$(dpkg-query -W -f='${db:Status-Abbrev}' unit-connector 2>&1 || true)"
+"""
+
+# Runs in a private mount namespace: the overlay and every mount vanish with it.
+OVERLAY = r"""
+set -eu
+work=$1
+mount -t tmpfs tmpfs "$work/t"
+mkdir "$work/t/upper" "$work/t/work" "$work/t/root"
+mount -t overlay overlay -o "lowerdir=/,upperdir=$work/t/upper,workdir=$work/t/work" "$work/t/root"
+mount -t proc proc "$work/t/root/proc"
+mount --rbind /dev "$work/t/root/dev"
+cp "$work/pkg.deb" "$work/t/root/pkg.deb"
+exec chroot "$work/t/root" /bin/sh -c "$2"
+"""
+
+
+class InstallInThrowawayRoot(unittest.TestCase):
+    def test_install_reinstall_and_purge(self):
+        if os.geteuid() != 0:
+            self.skipTest("needs root (mount namespace, overlayfs, chroot)")
+        work = tmp / "overlay"
+        (work / "t").mkdir(parents=True)
+        shutil.copyfile(deb, work / "pkg.deb")
+        result = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", OVERLAY,
+                      "overlay", work, IN_ROOT], check=False, timeout=120)
+        if result.returncode != 0 and "mount" in result.stderr and "user=" not in result.stdout:
+            self.skipTest(f"no overlay root here: {result.stderr.strip()}")
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        report = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
+
+        name, _, uid, gid, _, home, shell = report["user"].split(":")
+        self.assertEqual((name, home, shell), ("connector", "/nonexistent", "/usr/sbin/nologin"))
+        self.assertLess(int(uid), 1000)  # a system user
+        self.assertEqual(report["group"], "connector")
+        self.assertEqual(report["modes"].split(), [
+            "/etc/connector:750:root:connector",
+            "/etc/connector/connector.conf:640:root:connector",
+            "/etc/connector/connector.env:600:root:root"])
+        self.assertEqual(report["conffiles"].split(),
+                         ["/etc/connector/connector.conf", "/etc/connector/connector.env"])
+        self.assertEqual(report["check_as_connector"], "listen=/run/connector/fcgi.sock")
+        self.assertEqual(report["www_data_reads"], "no")
+        self.assertEqual(report["verify"].strip(), "rc=0",
+                         "systemd-analyze verify of the installed units")
+        self.assertIn("usage:", report["migrate"])
+        self.assertEqual(report["edited_kept"], "1")
+        self.assertEqual(report["modes_after_reinstall"], "640:root:connector")
+        self.assertEqual(report["left"], "")
+        self.assertEqual(report["user_after_purge"], "connector")  # kept, as is customary
+        self.assertNotIn("ii", report["status_after_purge"])
+
+
+if __name__ == "__main__":
+    unittest.main()
