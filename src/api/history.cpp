@@ -1,6 +1,7 @@
 // GET /v1/history: a page of transfers matching the filters, with exact totals.
 #include "api/endpoints.h"
 #include "api/params.h"
+#include "api/record_reference.h"
 #include "db/history_store.h"
 #include "json/history_writer.h"
 
@@ -86,7 +87,10 @@ std::string_view history(const http::QueryParams& params, Services& services,
   json::member_as_string(out, "total_history", page.total);
   json::key(out, "list");
   out.StartArray();
-  for (const auto& record : page.records) json::write_history_record(out, record, false);
+  const auto reference = reference_covering(services, data, page.records);
+  for (const auto& record : page.records) {
+    json::write_history_record(out, record, *reference, /*with_status_message=*/false);
+  }
   out.EndArray();
   for (const auto& [name, value] : q.echo) json::member(out, name, value);
   out.EndObject();

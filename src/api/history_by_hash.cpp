@@ -1,6 +1,7 @@
 // GET /v1/history/hash: one record by its hash.
 #include "api/endpoints.h"
 #include "api/params.h"
+#include "api/record_reference.h"
 #include "db/history_store.h"
 #include "http/api_error.h"
 #include "json/history_writer.h"
@@ -16,7 +17,9 @@ std::string_view history_by_hash(const http::QueryParams& params, Services& serv
   const auto record = db::find_history_by_hash(services.db, hash);
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
-  json::write_history_record(out, *record, /*with_status_message=*/true);
+  const auto reference =
+      reference_covering(services, services.reference.get(services.db), std::span(&*record, 1));
+  json::write_history_record(out, *record, *reference, /*with_status_message=*/true);
   // Confirmed and Error are final: the record will not change again.
   const bool final = record->status == "Confirmed" || record->status == "Error";
   return final ? kFinalRecordCacheControl : kHistoryCacheControl;

@@ -14,61 +14,38 @@ namespace {
 using domain::HistoryFilter;
 using domain::HistoryRecord;
 
-// Every record column, chains and assets joined in; `h` is the history row.
+// Every record column; chains and assets come from the reference snapshot when rendering.
 constexpr const char* kRecordColumns =
-    "h.id, h.hash, h.pair_id, "
-    "sc.slug, sc.network, sc.chain_id, sc.base_chain, "
-    "dc.slug, dc.network, dc.chain_id, dc.base_chain, "
+    "h.id, h.hash, h.pair_id, h.source_chain, h.destination_chain, "
     "h.source_deposit_address, h.source_sender, h.destination_address, "
     "h.source_block_number, h.destination_block_number, "
     "h.source_block_timestamp, h.destination_block_timestamp, "
-    "h.source_tx_hash, h.destination_tx_hash, "
-    "sa.id, sa.address, sa.name, sa.symbol, sa.decimals, sa.asset_type, "
-    "da.id, da.address, da.name, da.symbol, da.decimals, da.asset_type, "
+    "h.source_tx_hash, h.destination_tx_hash, h.source_asset_id, h.destination_asset_id, "
     "h.source_amount, h.destination_amount, h.fee, h.status, h.status_message";
-
-constexpr const char* kRecordJoins =
-    " JOIN chains sc ON sc.id = h.source_chain"
-    " JOIN chains dc ON dc.id = h.destination_chain"
-    " JOIN assets sa ON sa.id = h.source_asset_id"
-    " JOIN assets da ON da.id = h.destination_asset_id";
-
-domain::RecordChain read_chain(sql::ResultSet& rs, int first) {
-  return {text(rs, first), text(rs, first + 1), text(rs, first + 2), text(rs, first + 3)};
-}
-
-domain::RecordAsset read_asset(sql::ResultSet& rs, int first) {
-  return {text(rs, first),
-          text(rs, first + 1),
-          text(rs, first + 2),
-          text(rs, first + 3),
-          static_cast<int>(u64(rs, first + 4)),
-          text(rs, first + 5)};
-}
 
 HistoryRecord read_record(sql::ResultSet& rs) {
   HistoryRecord r;
   r.id = text(rs, 1);
   r.hash = text(rs, 2);
   r.pair_id = u64(rs, 3);
-  r.source_chain = read_chain(rs, 4);
-  r.destination_chain = read_chain(rs, 8);
-  r.source_deposit_address = text(rs, 12);
-  r.source_sender = text(rs, 13);
-  r.destination_address = text(rs, 14);
-  r.source_block_number = text(rs, 15);
-  r.destination_block_number = text(rs, 16);
-  r.source_block_timestamp = text(rs, 17);
-  r.destination_block_timestamp = text(rs, 18);
-  r.source_tx_hash = text(rs, 19);
-  r.destination_tx_hash = text(rs, 20);
-  r.source_asset = read_asset(rs, 21);
-  r.destination_asset = read_asset(rs, 27);
-  r.source_amount = text(rs, 33);
-  r.destination_amount = text(rs, 34);
-  r.fee = text(rs, 35);
-  r.status = text(rs, 36);
-  r.status_message = text(rs, 37);
+  r.source_chain = static_cast<std::uint16_t>(u64(rs, 4));
+  r.destination_chain = static_cast<std::uint16_t>(u64(rs, 5));
+  r.source_deposit_address = text(rs, 6);
+  r.source_sender = text(rs, 7);
+  r.destination_address = text(rs, 8);
+  r.source_block_number = text(rs, 9);
+  r.destination_block_number = text(rs, 10);
+  r.source_block_timestamp = text(rs, 11);
+  r.destination_block_timestamp = text(rs, 12);
+  r.source_tx_hash = text(rs, 13);
+  r.destination_tx_hash = text(rs, 14);
+  r.source_asset_id = u64(rs, 15);
+  r.destination_asset_id = u64(rs, 16);
+  r.source_amount = text(rs, 17);
+  r.destination_amount = text(rs, 18);
+  r.fee = text(rs, 19);
+  r.status = text(rs, 20);
+  r.status_message = text(rs, 21);
   return r;
 }
 
@@ -147,12 +124,11 @@ std::vector<HistoryRecord> page(Database& db, const std::vector<Condition>& cond
                                 std::uint64_t offset, std::uint32_t limit,
                                 domain::SortOrder order) {
   const std::string direction = order == domain::SortOrder::kAscending ? "ASC" : "DESC";
-  auto& stmt =
-      db.prepare(std::string("SELECT ") + kRecordColumns + " FROM (SELECT id FROM history" +
-                 // Unfiltered, the narrowest index in id order skips the offset fastest.
-                 (conds.empty() ? " FORCE INDEX (ix_history_id)" : "") + where_clause(conds) +
-                 " ORDER BY id " + direction +
-                 " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id" + kRecordJoins);
+  auto& stmt = db.prepare(
+      std::string("SELECT ") + kRecordColumns + " FROM (SELECT id FROM history" +
+      // Unfiltered, the narrowest index in id order skips the offset fastest.
+      (conds.empty() ? " FORCE INDEX (ix_history_id)" : "") + where_clause(conds) +
+      " ORDER BY id " + direction + " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id");
   const int next = bind(stmt, conds);
   stmt.setUInt64(next, limit);
   stmt.setUInt64(next + 1, offset);
@@ -188,8 +164,8 @@ HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::ui
 
 std::optional<HistoryRecord> find_history_by_hash(Database& db, const std::string& hash) {
   return db.run([&](Database& session) -> std::optional<HistoryRecord> {
-    auto& stmt = session.prepare(std::string("SELECT ") + kRecordColumns + " FROM history h" +
-                                 kRecordJoins + " WHERE h.hash = ?");
+    auto& stmt = session.prepare(std::string("SELECT ") + kRecordColumns +
+                                 " FROM history h WHERE h.hash = ?");
     stmt.setString(1, hash);
     std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
     if (!rs->next()) return std::nullopt;

@@ -83,6 +83,20 @@ ReferenceData load_reference_data(Database& db) {
   });
 }
 
+std::shared_ptr<const domain::ReferenceData> ReferenceCache::store(domain::ReferenceData loaded) {
+  auto snapshot = std::make_shared<const domain::ReferenceData>(std::move(loaded));
+  metrics::increment(&metrics::Scoreboard::reference_reloads);
+  std::lock_guard lock(mutex_);
+  snapshot_ = snapshot;
+  loaded_at_ = Clock::now();
+  loading_ = false;
+  return snapshot;
+}
+
+std::shared_ptr<const domain::ReferenceData> ReferenceCache::refresh(Database& db) {
+  return store(load_reference_data(db));
+}
+
 std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
   {
     std::lock_guard lock(mutex_);
@@ -91,13 +105,7 @@ std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
     loading_ = true;
   }
   try {
-    auto loaded = std::make_shared<const domain::ReferenceData>(load_reference_data(db));
-    std::lock_guard lock(mutex_);
-    snapshot_ = std::move(loaded);
-    loaded_at_ = Clock::now();
-    metrics::increment(&metrics::Scoreboard::reference_reloads);
-    loading_ = false;
-    return snapshot_;
+    return store(load_reference_data(db));
   } catch (const std::exception& e) {
     std::lock_guard lock(mutex_);
     loading_ = false;

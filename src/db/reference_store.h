@@ -22,8 +22,14 @@ class ReferenceCache {
   // reload fails the previous snapshot keeps serving; with none yet, the failure propagates.
   std::shared_ptr<const domain::ReferenceData> get(Database& db);
 
+  // Reloads now, whatever the snapshot's age: for data newer than the snapshot (a record naming
+  // an asset imported a moment ago).
+  std::shared_ptr<const domain::ReferenceData> refresh(Database& db);
+
  private:
   using Clock = std::chrono::steady_clock;
+
+  std::shared_ptr<const domain::ReferenceData> store(domain::ReferenceData loaded);
 
   const std::chrono::milliseconds refresh_interval_;
   std::mutex mutex_;

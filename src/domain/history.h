@@ -12,28 +12,19 @@ enum class SortOrder { kAscending, kDescending };
 // The four transfer states, in their canonical spelling.
 inline constexpr std::string_view kHistoryStatuses[] = {"Deposit", "Pending", "Confirmed", "Error"};
 
-// A chain as it appears inside a record (the joined columns, as text).
-struct RecordChain {
-  std::string slug, network, chain_id, base_chain;
-};
-
-struct RecordAsset {
-  std::string id, address, name, symbol;
-  int decimals = 18;
-  std::string asset_type;
-};
-
 // Values the nodes have not recorded yet are empty strings. Amounts are canonical base units.
 struct HistoryRecord {
   std::string id;
   std::string hash;
   std::uint64_t pair_id = 0;
-  RecordChain source_chain, destination_chain;
+  // Chains and assets by reference: rendered from the in-memory reference snapshot, so reading
+  // a record joins nothing.
+  std::uint16_t source_chain = 0, destination_chain = 0;  // chains.id
+  std::uint64_t source_asset_id = 0, destination_asset_id = 0;
   std::string source_deposit_address, source_sender, destination_address;
   std::string source_block_number, destination_block_number;
   std::string source_block_timestamp, destination_block_timestamp;
   std::string source_tx_hash, destination_tx_hash;
-  RecordAsset source_asset, destination_asset;
   std::string source_amount, destination_amount, fee;
   std::string status;
   std::string status_message;  // empty when the nodes wrote none

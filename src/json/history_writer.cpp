@@ -1,5 +1,8 @@
 #include "json/history_writer.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "chain/amount.h"
 
 namespace connector::json {
@@ -12,11 +15,18 @@ std::string amount(const std::string& base_units, int decimals) {
   return base_units.empty() ? std::string() : chain::format_units(base_units, decimals);
 }
 
-void write_chain(JsonWriter& w, std::string_view side, const domain::RecordChain& chain) {
+template <typename T>
+const T& require(const T* item, const char* what) {
+  if (item == nullptr)
+    throw std::logic_error(std::string("a history record names an unknown ") + what);
+  return *item;
+}
+
+void write_chain(JsonWriter& w, std::string_view side, const domain::Chain& chain) {
   const std::string prefix(side);
   member(w, prefix + "_slug", chain.slug);
   member(w, prefix + "_network", chain.network);
-  member(w, prefix + "_chain_id", chain.chain_id);
+  member_as_string(w, prefix + "_chain_id", chain.chain_id);
   member(w, prefix + "_base_chain", chain.base_chain);
 }
 
@@ -33,15 +43,21 @@ std::string_view status_message(const HistoryRecord& record) {
   return "The transfer could not be completed; contact support with this record's hash.";
 }
 
-void write_history_record(JsonWriter& w, const HistoryRecord& r, bool with_status_message) {
-  const auto& sa = r.source_asset;
-  const auto& da = r.destination_asset;
+bool covers(const domain::ReferenceData& data, const HistoryRecord& r) {
+  return data.chain_by_ref(r.source_chain) && data.chain_by_ref(r.destination_chain) &&
+         data.asset_by_id(r.source_asset_id) && data.asset_by_id(r.destination_asset_id);
+}
+
+void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::ReferenceData& data,
+                          bool with_status_message) {
+  const auto& sa = require(data.asset_by_id(r.source_asset_id), "asset");
+  const auto& da = require(data.asset_by_id(r.destination_asset_id), "asset");
   w.StartObject();
   member(w, "id", r.id);
   member(w, "hash", r.hash);
   member_uint(w, "pair_id", r.pair_id);
-  write_chain(w, "source", r.source_chain);
-  write_chain(w, "destination", r.destination_chain);
+  write_chain(w, "source", require(data.chain_by_ref(r.source_chain), "chain"));
+  write_chain(w, "destination", require(data.chain_by_ref(r.destination_chain), "chain"));
   member(w, "source_deposit_address", r.source_deposit_address);
   member(w, "source_sender", r.source_sender);
   member(w, "destination_address", r.destination_address);
@@ -51,8 +67,8 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, bool with_statu
   member(w, "destination_block_timestamp", r.destination_block_timestamp);
   member(w, "source_tx_hash", r.source_tx_hash);
   member(w, "destination_tx_hash", r.destination_tx_hash);
-  member(w, "source_asset_id", sa.id);
-  member(w, "destination_asset_id", da.id);
+  member_as_string(w, "source_asset_id", sa.id);
+  member_as_string(w, "destination_asset_id", da.id);
   member(w, "source_asset_address", sa.address);
   member(w, "destination_asset_address", da.address);
   member(w, "source_asset_name", sa.name);

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "domain/history.h"
+#include "domain/reference_data.h"
 #include "json/json_writer.h"
 
 namespace connector::json {
@@ -11,7 +12,12 @@ namespace connector::json {
 std::string_view status_message(const domain::HistoryRecord& record);
 
 // with_status_message: the by-hash answer adds status_message after status.
+// Chain and asset fields come from `data`, which must hold the record's chains and assets
+// (api::reference_covering makes sure); a missing one throws std::logic_error (a 500).
 void write_history_record(JsonWriter& w, const domain::HistoryRecord& record,
-                          bool with_status_message);
+                          const domain::ReferenceData& data, bool with_status_message);
+
+// True when data holds every chain and asset the record names.
+bool covers(const domain::ReferenceData& data, const domain::HistoryRecord& record);
 
 }  // namespace connector::json
