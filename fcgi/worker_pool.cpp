@@ -1,6 +1,7 @@
 #include "worker_pool.h"
 
 #include <fcgiapp.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -108,6 +109,19 @@ bool WorkerPool::wait_for_connection(int epoll_fd) {
   return false;
 }
 
+bool WorkerPool::wait_for_next_request(int connection_fd) {
+  pollfd fds[2] = {{connection_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  while (!stopping_) {
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (fds[1].revents != 0) return false;
+    if (fds[0].revents != 0) return true;  // data, or the close FCGX_Accept_r will notice
+  }
+  return false;
+}
+
 // Each thread waits in its own epoll set holding the shared listening socket with
 // EPOLLEXCLUSIVE, so a new connection wakes one waiting thread, not all of them (a plain poll()
 // by every thread would wake the whole pool for each request), and the stop eventfd, which wakes
@@ -148,7 +162,14 @@ void WorkerPool::serve() {
   const int epoll_fd = make_epoll();
   FCGX_Request request;
   FCGX_InitRequest(&request, listen_fd_, 0);
-  while (wait_for_connection(epoll_fd)) {
+  for (;;) {
+    // A connection nginx keeps open (fastcgi_keep_conn) carries the next request itself:
+    // FCGX_Accept_r reads it without a new accept, so only an idle thread waits for one.
+    // It still waits with the stop signal, so a drain never hangs on an idle kept connection.
+    const bool kept_connection = request.ipcFd >= 0;
+    if (kept_connection ? !wait_for_next_request(request.ipcFd) : !wait_for_connection(epoll_fd)) {
+      break;
+    }
     // Another thread or process may have taken the connection: the socket is non-blocking.
     if (FCGX_Accept_r(&request) < 0) continue;
     const auto started = Clock::now();
@@ -190,7 +211,7 @@ void WorkerPool::serve() {
     }
     count_request();
   }
-  FCGX_Free(&request, 0);
+  FCGX_Free(&request, /*close=*/1);  // also closes a connection nginx kept open
   ::close(epoll_fd);
 }
 

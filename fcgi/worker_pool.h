@@ -32,7 +32,8 @@ class WorkerPool {
  private:
   void serve();
   int make_epoll() const;
-  bool wait_for_connection(int epoll_fd);  // false when stopping
+  bool wait_for_connection(int epoll_fd);         // false when stopping
+  bool wait_for_next_request(int connection_fd);  // on a kept connection; false when stopping
   void count_request();
 
   int listen_fd_;

@@ -201,6 +201,24 @@ class WorkerPool(unittest.TestCase):
         self.assertEqual(self.stack.get(self.unique()).status, 200)
 
 
+class KeptConnections(unittest.TestCase):
+    def test_connections_nginx_keeps_open_are_served_and_drained(self):
+        # nginx with fastcgi_keep_conn and an upstream keepalive (off as shipped).
+        os.environ["NGINX_CONNECTOR_KEEPALIVE"] = "2"
+        try:
+            stack = Stack(fixture=fixture.path, threads=2, config={"processes": 1})
+        finally:
+            del os.environ["NGINX_CONNECTOR_KEEPALIVE"]
+        with stack:
+            statuses = [stack.get(f"/v1/history?page_size=1&n={i}").status for i in range(30)]
+            self.assertEqual(statuses, [200] * 30)
+            self.assertIn("fastcgi_keep_conn on;",
+                          (stack.nginx_prefix / "snippets" / "connector-v1.conf").read_text())
+            stack.stop_worker()  # must not hang on the idle kept connections
+            stack.start_worker()
+            self.assertEqual(stack.get("/v1/networks").status, 200)
+
+
 class Recycling(unittest.TestCase):
     def test_processes_are_replaced_after_max_requests_without_failures(self):
         with Stack(fixture=fixture.path, threads=2, config={
