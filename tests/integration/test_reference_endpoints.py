@@ -1,6 +1,7 @@
 """/v1/networks, /v1/connects, /v1/pairs and /v1/ab through nginx, field by field, plus the
 protocol rules every endpoint shares: ETag/304, HEAD, Cache-Control, Content-Type, X-Request-Id."""
 
+import time
 import unittest
 
 from fixture import Fixture
@@ -120,7 +121,11 @@ class Protocol(unittest.TestCase):
         bad = stack.get("/v1/history?page_id=-1")
         self.assertEqual(bad.status, 400)
         self.assertEqual(bad.json()["error"]["request_id"], bad.headers["X-Request-Id"])
-        self.assertIn(bad.headers["X-Request-Id"], stack.nginx_access_log())
+        # nginx writes its log line once the answer is out: wait for it, bounded.
+        deadline = time.monotonic() + 5
+        while bad.headers["X-Request-Id"] not in stack.nginx_access_log():
+            self.assertLess(time.monotonic(), deadline, "request id not in nginx's access log")
+            time.sleep(0.05)
 
     def test_unknown_path_is_a_json_404(self):
         r = stack.get("/v1/nope")

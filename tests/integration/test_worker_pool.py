@@ -151,9 +151,15 @@ class WorkerPool(unittest.TestCase):
         finally:
             lock.wait(timeout=20)
         self.assertEqual((r.status, r.json()["error"]["code"]), (503, "unavailable"))
-        log = self.stack.worker_log_text()
-        slow = [l for l in log.splitlines()
-                if "slow request:" in l and r.headers["X-Request-Id"] in l]
+        # The slow-request line is written once the answer is out: wait for it, bounded.
+        deadline = time.monotonic() + 5
+        while True:
+            log = self.stack.worker_log_text()
+            slow = [l for l in log.splitlines()
+                    if "slow request:" in l and r.headers["X-Request-Id"] in l]
+            if slow or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         self.assertEqual(len(slow), 1, log[-2000:])
         self.assertEqual(self.stack.get(self.unique()).status, 200)
 
