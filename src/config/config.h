@@ -1,7 +1,7 @@
 #pragma once
 // Settings of the worker and the admin tool: a `key = value` file (path by flag), each key
 // overridable by the environment as CONNECTOR_<KEY> (e.g. CONNECTOR_DB_PASSWORD), so secrets
-// need not live in the file. See docs/configuration.md.
+// need not live in the file. Every key: docs/operations.md, section 4.
 #include <functional>
 #include <optional>
 #include <stdexcept>
