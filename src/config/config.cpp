@@ -1,8 +1,13 @@
 #include "config/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -111,6 +116,21 @@ const std::map<std::string, Setter>& setters() {
   return kSetters;
 }
 
+// The whole content of fd; false (errno set) when a read fails.
+bool read_all(int fd, std::string& text) {
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      text.append(buffer, static_cast<std::size_t>(n));
+    } else if (n == 0) {
+      return true;
+    } else if (errno != EINTR) {
+      return false;
+    }
+  }
+}
+
 std::string env_name(const std::string& key) {
   std::string name = "CONNECTOR_";
   for (char c : key) name.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
@@ -172,14 +192,31 @@ Config parse_config(std::string_view text, const EnvLookup& env) {
   return config;
 }
 
+void check_file_mode(const std::string& path, unsigned mode, std::string_view text) {
+  if ((mode & S_IROTH) == 0) return;
+  const auto no_environment = [](const std::string&) -> std::optional<std::string> {
+    return std::nullopt;
+  };
+  const Config own = parse_config(text, no_environment);
+  if (own.db.password.empty() && own.db.write_password.empty()) return;
+  std::ostringstream octal;
+  octal << '0' << std::oct << (mode & 07777);
+  throw ConfigError("config file " + path + " holds a password and is readable by everyone " +
+                    "(mode " + octal.str() + "): run chmod 640 (or 600) on it, or move the " +
+                    "password to CONNECTOR_DB_PASSWORD / CONNECTOR_DB_WRITE_PASSWORD");
+}
+
 Config load_config(const std::string& path) {
   std::string text;
   if (!path.empty()) {
-    std::ifstream file(path);
-    if (!file) throw ConfigError("cannot read config file " + path);
-    std::ostringstream content;
-    content << file.rdbuf();
-    text = content.str();
+    // The mode is taken from the descriptor that is read: the file checked is the file used.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat info {};
+    const bool read = fd >= 0 && ::fstat(fd, &info) == 0 && read_all(fd, text);
+    const int error = errno;
+    if (fd >= 0) ::close(fd);
+    if (!read) throw ConfigError("cannot read config file " + path + ": " + std::strerror(error));
+    check_file_mode(path, info.st_mode, text);
   }
   return parse_config(text, [](const std::string& name) -> std::optional<std::string> {
     const char* value = std::getenv(name.c_str());

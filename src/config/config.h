@@ -72,8 +72,15 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // or variable at fault (never echoing a password).
 Config parse_config(std::string_view text, const EnvLookup& env);
 
-// Reads the file at path (empty: defaults only) and parses it with the process environment.
+// Reads the file at path (empty: defaults only), checks its mode (check_file_mode) and parses it
+// with the process environment.
 Config load_config(const std::string& path);
+
+// A file that holds a password (a non-empty db_password or db_write_password line) must not be
+// readable by others (mode & 0004): throws ConfigError, one line naming the file and the fix.
+// Group-readable is fine (the service runs as the file's group). `text` is the file's content,
+// `mode` its st_mode.
+void check_file_mode(const std::string& path, unsigned mode, std::string_view text);
 
 // One line for the log: every setting, the password masked.
 std::string describe(const Config& config);

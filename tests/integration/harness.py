@@ -157,6 +157,7 @@ class Stack:
             self.admin_config_path = self.dir / "admin.conf"
             self.admin_config_path.write_text("# written by tests/integration/harness.py\n" + "".join(
                 f"{key} = {value}\n" for key, value in settings.items()))
+            self.admin_config_path.chmod(0o600)  # it holds a password: others may not read it
         if accounts:
             settings.update({"db_user": READ_USER, "db_password": READ_PASSWORD,
                              "db_write_user": WRITE_USER, "db_write_password": WRITE_PASSWORD})
@@ -166,6 +167,7 @@ class Stack:
         self.settings = settings
         self.config_path.write_text("# written by tests/integration/harness.py\n" + "".join(
             f"{key} = {value}\n" for key, value in settings.items()))
+        self.config_path.chmod(0o600)  # it holds a password: the worker refuses it readable by others
         try:
             self._first_start_mariadb()
             _run([SCRIPTS / "migrate", "--socket", self.db_socket])
