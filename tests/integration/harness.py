@@ -23,6 +23,7 @@ Binaries come from $CONNECTOR_BUILD_DIR (default: <repo>/build); ctest sets it t
 that registered the test, so build-asan/ runs the sanitized worker. Python 3 standard library only.
 """
 
+import base64
 import json
 import os
 import pwd
@@ -333,7 +334,8 @@ class Stack:
 
     def stop(self, check=True):
         """Stops worker, nginx and MariaDB; removes the directory unless KEEP_STACK=1.
-        With check, raises StackError afterwards if the worker misbehaved."""
+        With check, raises StackError afterwards if the worker misbehaved or a response that
+        request() received does not match docs/openapi.yaml."""
         if self._stopped:
             return
         self._stopped = True
@@ -351,6 +353,8 @@ class Stack:
                                     timeout=60, stdin=subprocess.DEVNULL)
             if result.returncode != 0:
                 errors.append(f"{command[0].name}: {result.stderr}")
+        if check:
+            errors += self._openapi_mismatches()
         if os.environ.get("KEEP_STACK") == "1":
             print(f"KEEP_STACK=1: stack files kept in {self.dir}", file=sys.stderr)
         else:
@@ -359,6 +363,26 @@ class Stack:
             raise StackError("\n".join(errors))
         for e in errors:
             print(f"harness: {e}", file=sys.stderr)
+
+    def _openapi_mismatches(self):
+        """Checks every response request() recorded against docs/openapi.yaml with
+        tools/openapi/validate-responses.mjs (one node process per stack); returns the problems
+        as a list of messages (empty: all match, or nothing was recorded)."""
+        if not self.responses_path.exists():
+            return []
+        tools = REPO / "tools" / "openapi"
+        if shutil.which("node") is None or not (tools / "node_modules").is_dir():
+            return ["the OpenAPI check needs node and tools/openapi/node_modules: run "
+                    "scripts/install-deps (or tools/openapi/install)"]
+        result = subprocess.run(["node", str(tools / "validate-responses.mjs"),
+                                 str(REPO / "docs" / "openapi.yaml"), str(self.responses_path)],
+                                capture_output=True, text=True, timeout=120,
+                                stdin=subprocess.DEVNULL)
+        if result.returncode == 0:
+            return []
+        report = (result.stdout + result.stderr)[-12000:]
+        return [f"responses that do not match docs/openapi.yaml (fix the document where the "
+                f"service is right):\n{report}"]
 
     def __enter__(self):
         return self
@@ -373,7 +397,9 @@ class Stack:
     def request(self, method, target, headers=None, body=b"", timeout=30):
         """Sends one HTTP/1.1 request through nginx, with the target exactly as given (str or
         bytes: bad escapes, long queries, odd methods all go out unchanged). A Host header is
-        added unless headers name one; a header whose value is None is left out."""
+        added unless headers name one; a header whose value is None is left out.
+        Every response is recorded (responses_path, JSON lines) for stop()'s check against
+        docs/openapi.yaml."""
         headers = dict(headers or {})
         names = {name.lower() for name in headers}
         if "host" not in names:
@@ -392,8 +418,22 @@ class Stack:
             response = HTTPResponse(sock, method=method)
             response.begin()
             data = response.read()
-            return Response(response.status, response.reason,
-                            Headers(response.getheaders()), data)
+            pairs = response.getheaders()
+        record = {"method": method, "target": target.decode("latin-1"),
+                  "status": response.status, "headers": pairs,
+                  "body_base64": base64.b64encode(data).decode("ascii")}
+        if self.dir.is_dir():  # one write() per line: threads sending at once do not interleave
+            fd = os.open(self.responses_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+            finally:
+                os.close(fd)
+        return Response(response.status, response.reason, Headers(pairs), data)
+
+    @property
+    def responses_path(self):
+        """The JSON-lines file of every response request() received (see stop())."""
+        return self.dir / "responses.jsonl"
 
     def get(self, target, headers=None):
         return self.request("GET", target, headers)

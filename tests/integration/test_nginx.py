@@ -30,7 +30,7 @@ from harness import REPO, SCRIPTS, Headers, Response, Stack
 JSON = "application/json; charset=utf-8"
 NGINX = REPO / "nginx"
 DROP_INS = ["connector-http.conf", "connector.conf", "connector-cache-rules.conf",
-            "connector-v1.conf", "fastcgi-connector.params"]
+            "connector-v1.conf", "fastcgi-connector.params", "connector-docs.conf"]
 PROD_SOCKET = "unix:/run/connector/fcgi.sock"
 PROD_CACHE = " /var/cache/nginx-connector "
 HISTORY = "/v1/history?page_size=3"
