@@ -147,7 +147,8 @@ PATHS = {
     "/v1/account": (400, "missing_parameter"), "/v1/history/hash": (400, "missing_parameter"),
     "/v1/nope": (404, "not_found"), "/v1": (404, "not_found"), "/nope": (404, "not_found"),
     "/": (404, "not_found"),
-    "/healthz": (200, None), "/readyz": (200, None), "/metrics": (200, None), "/status": (200, None),
+    "/healthz": (200, None), "/readyz": (200, None), "/metrics": (200, None),
+    "/status": (200, None),
 }
 METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
            "PROPFIND", "FROBNICATE"]
