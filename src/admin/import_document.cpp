@@ -424,7 +424,9 @@ std::string history_hash(std::string_view network, std::uint64_t chain_id,
 
 ImportBatch read_import_document(std::string_view text, const domain::ReferenceData& existing) {
   rapidjson::Document doc;
-  doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.data(), text.size());
+  // Iterative: the recursive parser overflows the stack on deeply nested arrays ("[[[[...").
+  doc.Parse<rapidjson::kParseValidateEncodingFlag | rapidjson::kParseIterativeFlag>(text.data(),
+                                                                                    text.size());
   if (doc.HasParseError()) {
     throw ImportError("not valid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": " +
                       rapidjson::GetParseError_En(doc.GetParseError()));
