@@ -12,6 +12,8 @@
 #   /usr/share/connector/nginx/                                nginx drop-ins to include
 #   /usr/share/connector/sql/, /usr/share/connector/scripts/   schema, accounts template, scripts
 #   /usr/share/doc/unit-connector/                             README and docs
+#   /usr/share/connector/docs-site/                            the API reference page (nginx's
+#                                                              /docs/ and /v1/openapi.json)
 # The maintainer scripts are in cmake/debian/; postinst creates the system user `connector`.
 # The absolute destinations (/etc, /lib) can be moved for a local `cmake --install` with
 # -DCONNECTOR_SYSCONF_DIR=... and -DCONNECTOR_SYSTEMD_UNIT_DIR=....
@@ -78,6 +80,31 @@ install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CONNECTOR_DOC_DIR}
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CONNECTOR_DOC_DIR}/docs
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
   FILES_MATCHING PATTERN "*.md")
+
+# The API reference page: scripts/docs-site's folder (Redoc and docs/openapi.yaml as JSON),
+# built into the build tree by the docs-site target, which needs node and tools/openapi's npm
+# packages (tools/openapi/install; scripts/install-deps runs it). Without them the target and
+# the folder are left out, and nginx's /docs/ answers 404.
+find_program(CONNECTOR_DOCS_NODE node)
+if(CONNECTOR_DOCS_NODE AND EXISTS ${PROJECT_SOURCE_DIR}/tools/openapi/node_modules/redoc)
+  set(CONNECTOR_DOCS_SITE ${CMAKE_CURRENT_BINARY_DIR}/docs-site)
+  add_custom_command(OUTPUT ${CONNECTOR_DOCS_SITE}/index.html
+    COMMAND ${CONNECTOR_DOCS_NODE} ${PROJECT_SOURCE_DIR}/tools/openapi/build-docs-site.mjs
+            ${PROJECT_SOURCE_DIR}/docs/openapi.yaml ${CONNECTOR_DOCS_SITE}
+    DEPENDS ${PROJECT_SOURCE_DIR}/docs/openapi.yaml
+            ${PROJECT_SOURCE_DIR}/tools/openapi/build-docs-site.mjs
+            ${PROJECT_SOURCE_DIR}/tools/openapi/openapi-document.mjs
+            ${PROJECT_SOURCE_DIR}/tools/openapi/docs-page.html
+            ${PROJECT_SOURCE_DIR}/tools/openapi/package-lock.json
+    COMMENT "API reference page (docs-site/)")
+  add_custom_target(docs-site ALL DEPENDS ${CONNECTOR_DOCS_SITE}/index.html)
+  install(DIRECTORY ${CONNECTOR_DOCS_SITE}/ DESTINATION ${CONNECTOR_SHARE_DIR}/docs-site
+    FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+    PATTERN ".*" EXCLUDE)
+else()
+  message(STATUS "node or tools/openapi/node_modules missing: no docs-site target "
+                 "(run scripts/install-deps, then configure again)")
+endif()
 
 # --- the Debian package ----------------------------------------------------------------------
 

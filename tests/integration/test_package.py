@@ -110,6 +110,11 @@ def expected_layout():
         files[f"usr/sbin/connector-{name}"] = None
     for name in repo_files("docs", lambda p: p.suffix == ".md"):
         files[f"{DOC}/docs/{name}"] = REPO / "docs" / name
+    # The API reference page, when the tree has its target (node and tools/openapi's packages
+    # were there at configure time: cmake/packaging.cmake).
+    if "/docs-site" in (BUILD_DIR / "cmake_install.cmake").read_text():
+        for page in (BUILD_DIR / "docs-site").iterdir():
+            files[f"{SHARE}/docs-site/{page.name}"] = page
     return files
 
 
