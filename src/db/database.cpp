@@ -76,6 +76,11 @@ bool is_unavailable_error(int error_code) {
   return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
 }
 
+bool is_budget_error(int error_code) {
+  return error_code == 1205      // ER_LOCK_WAIT_TIMEOUT (lock_wait_timeout, innodb_lock_...)
+         || error_code == 1969;  // ER_STATEMENT_TIMEOUT (max_statement_time)
+}
+
 void init_driver() { driver(); }
 
 DriverThreadScope::DriverThreadScope() { driver()->threadInit(); }
@@ -156,6 +161,13 @@ void Database::ensure_connected() {
 void Database::handle_failure(const sql::SQLException& e, int attempt) {
   metrics::increment(&metrics::Scoreboard::db_errors);
   const int code = e.getErrorCode();
+  if (is_budget_error(code) && connection_ && !connection_->isClosed()) {
+    // The request's time budget ran out in the server: a retry would spend it a second time,
+    // and the connection itself is sound, so it is kept.
+    util::log_warning("database " + server() + ": " + e.what() + " (code " + std::to_string(code) +
+                      "): the request's time budget is spent");
+    throw DatabaseUnavailable("the database did not answer within the request's time budget");
+  }
   const bool lost = is_unavailable_error(code) || !connection_ || connection_->isClosed();
   if (!lost) {
     throw DatabaseError("database error " + std::to_string(code) + ": " + e.what());

@@ -3,7 +3,8 @@
 // ordered list of servers (read replicas, then the primary). It reconnects by itself: a query
 // that fails because its server went away (restart, killed connection, failover) is retried once
 // on a fresh connection to the first server that answers; if none can, the caller gets
-// DatabaseUnavailable (a 503), and the next request tries again.
+// DatabaseUnavailable (a 503), and the next request tries again. A statement stopped by the
+// request's time budget is not retried: DatabaseUnavailable at once, the connection kept.
 #include <cppconn/exception.h>
 
 #include <chrono>
@@ -125,5 +126,9 @@ ConnectionOptions connection_options(const config::DatabaseSettings& settings,
 // True for MariaDB/client error codes that mean "the server cannot answer now" rather than
 // "this statement is wrong".
 bool is_unavailable_error(int error_code);
+
+// True for the errors of a statement stopped by the request's time budget (max_statement_time,
+// lock waits): the caller gets DatabaseUnavailable at once, without a retry.
+bool is_budget_error(int error_code);
 
 }  // namespace connector::db

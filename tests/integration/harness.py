@@ -27,6 +27,7 @@ import base64
 import json
 import os
 import pwd
+import shlex
 import shutil
 import signal
 import socket
@@ -50,6 +51,11 @@ REPL_PASSWORD = "connector-repl-test"
 ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
                 "CONNECTOR_DB_WRITE_PASSWORD": WRITE_PASSWORD,
                 "CONNECTOR_DB_REPL_PASSWORD": REPL_PASSWORD}
+
+# A command put before the worker's, e.g. valgrind (tests/integration/memcheck.py sets it);
+# stopping then takes longer (each process checks its memory on the way out).
+WORKER_WRAPPER = shlex.split(os.environ.get("CONNECTOR_WORKER_WRAPPER", ""))
+WORKER_STOP_TIMEOUT = 120 if WORKER_WRAPPER else 10
 
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
                      "SUMMARY: UndefinedBehaviorSanitizer")
@@ -270,7 +276,8 @@ class Stack:
         # The environment overrides the file: its password must be the worker's own.
         env = self._env({"CONNECTOR_DB_PASSWORD": str(self.settings["db_password"]),
                          **self._worker_env})
-        self.worker = subprocess.Popen([str(WORKER), "--config", str(self.config_path)],
+        self.worker = subprocess.Popen([*WORKER_WRAPPER, str(WORKER), "--config",
+                                        str(self.config_path)],
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                        env=env)
         log.close()
@@ -300,8 +307,8 @@ class Stack:
             f"{key} = {value}\n" for key, value in self.settings.items()))
 
     def stop_worker(self):
-        """SIGTERM, then SIGKILL after 10 s. Raises StackError if it had to be killed or a
-        sanitizer reported anything."""
+        """SIGTERM, then SIGKILL after 10 s (120 s under CONNECTOR_WORKER_WRAPPER). Raises
+        StackError if it had to be killed or a sanitizer reported anything."""
         worker, self.worker = self.worker, None
         if worker is None:
             return
@@ -311,11 +318,12 @@ class Stack:
         else:
             worker.send_signal(signal.SIGTERM)
             try:
-                worker.wait(timeout=10)
+                worker.wait(timeout=WORKER_STOP_TIMEOUT)
             except subprocess.TimeoutExpired:
                 worker.kill()
                 worker.wait()
-                problem = "connector-worker did not exit within 10 s of SIGTERM"
+                problem = (f"connector-worker did not exit within {WORKER_STOP_TIMEOUT} s "
+                           "of SIGTERM")
         log = self.worker_log.read_text(errors="replace") if self.worker_log.exists() else ""
         if problem is None and any(marker in log for marker in SANITIZER_MARKERS):
             problem = "a sanitizer reported an error in connector-worker"
@@ -490,6 +498,86 @@ class Stack:
 
     def nginx_access_log(self):
         return (self.nginx_prefix / "access.log").read_text(errors="replace")
+
+    # --- processes and faults, for the fault, soak and memcheck tests -----------------------
+
+    def worker_children(self):
+        """The PIDs of the worker master's live child processes (its worker processes)."""
+        pid = self.worker.pid
+        children = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                children += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:  # the thread ended meanwhile
+                pass
+        return sorted(children)
+
+    def worker_pids(self):
+        """The master's PID, then its children's."""
+        return [self.worker.pid, *self.worker_children()]
+
+    @staticmethod
+    def process_status(pid, field):
+        """A field of /proc/PID/status as an int (VmRSS in kB, Threads), None if PID is gone."""
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        except (OSError, ValueError):
+            pass
+        return None
+
+    @staticmethod
+    def open_fds(pid):
+        """The number of file descriptors PID has open, None if it is gone."""
+        try:
+            return len(os.listdir(f"/proc/{pid}/fd"))
+        except OSError:
+            return None
+
+    def reload_worker(self):
+        """SIGHUP to the worker master: it reads its config again and replaces its processes."""
+        self.worker.send_signal(signal.SIGHUP)
+
+    def reload_nginx(self):
+        """nginx -s reload: new nginx workers, the old ones finish what they serve and exit."""
+        _run(["nginx", "-p", f"{self.nginx_prefix}/", "-c", self.nginx_prefix / "nginx.conf",
+              "-s", "reload"], timeout=30)
+
+    def nginx_pid(self):
+        return int((self.nginx_prefix / "nginx.pid").read_text())
+
+    def replica_pid(self):
+        self._require_replica()
+        return int((self.replica_dir / "mysqld.pid").read_text())
+
+    def db_connections(self, user="connector", replica=False):
+        """How many sessions `user` has open on the primary (or the replica)."""
+        sql = self.replica_sql if replica else self.sql
+        return int(sql("SELECT COUNT(*) FROM information_schema.processlist "
+                       f"WHERE user = '{user}'")[0][0])
+
+    def hold_table_lock(self, table, seconds):
+        """Test-only slowness: a background admin session holds LOCK TABLES `table` WRITE for
+        `seconds`, so statements on it wait. Returns the session's Popen once the lock is held
+        (wait() on it to know it is released)."""
+        marker = f"SLEEP({float(seconds)})"
+        process = subprocess.Popen(
+            ["mariadb", "--no-defaults", f"--socket={self.db_socket}", "-u", _os_user(),
+             "connector", "-e", f"LOCK TABLES {table} WRITE; SELECT {marker}; UNLOCK TABLES;"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            rows = self.sql("SELECT COUNT(*) FROM information_schema.processlist "
+                            f"WHERE info = 'SELECT {marker}'")
+            if rows == [["1"]]:
+                return process
+            if process.poll() is not None:
+                break
+            time.sleep(0.05)
+        process.kill()
+        process.wait()
+        raise StackError(f"the session locking {table} did not start")
 
 
 def _os_user():

@@ -1,16 +1,38 @@
 # Integration tests: every tests/integration/test_*.py is one ctest entry, integration.<name>,
 # that drives the real stack (private MariaDB, connector-worker, nginx) through harness.py with
 # the binaries of this build tree. They share loopback ports and CPU, so they run one at a time.
+#
+# Only in the plain (not sanitized) build, so that each runs once and with release timings:
+#   integration.test_faults, integration.test_soak  faults and a short soak under load
+#   integration.memcheck                             a set of the tests above with the worker
+#                                                    under valgrind's memcheck (memcheck.py)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
+
+set(CONNECTOR_INTEGRATION_ENV
+    "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
+set(CONNECTOR_LOAD_TESTS test_faults test_soak)
 
 file(GLOB CONNECTOR_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.py)
 foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)
   get_filename_component(test_name ${test_file} NAME_WE)
+  if(CONNECTOR_SANITIZE AND test_name IN_LIST CONNECTOR_LOAD_TESTS)
+    continue()
+  endif()
   add_test(NAME integration.${test_name}
     COMMAND ${Python3_EXECUTABLE} -m unittest -v ${test_name}
     WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR})
   set_tests_properties(integration.${test_name} PROPERTIES
-    ENVIRONMENT "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1"
+    ENVIRONMENT "${CONNECTOR_INTEGRATION_ENV}"
     TIMEOUT 300
     RUN_SERIAL TRUE)
 endforeach()
+
+if(NOT CONNECTOR_SANITIZE)
+  add_test(NAME integration.memcheck
+    COMMAND ${Python3_EXECUTABLE} memcheck.py
+    WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR})
+  set_tests_properties(integration.memcheck PROPERTIES
+    ENVIRONMENT "${CONNECTOR_INTEGRATION_ENV}"
+    TIMEOUT 600
+    RUN_SERIAL TRUE)
+endif()

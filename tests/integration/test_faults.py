@@ -1,0 +1,307 @@
+"""Faults under load: each scenario drives our load client (load_client.py: every response is
+checked and recorded) against the whole stack while something breaks, then asserts what every
+single response was.
+
+* kill -9 of a worker process: only requests sent before the kill fail, at most as many as the
+  process had threads (its requests in flight), each as nginx's JSON 503 with Retry-After; the
+  master forks a replacement at once (the pool is whole again within 1 s: that is the master's
+  contract, no back-off for a process that lived longer than a second).
+* MariaDB stopped for 10 s: while it is down, every answer is either the worker's JSON 503 with
+  Retry-After, or a 200: reference data from the worker's snapshot, and for the endpoints nginx
+  caches (NGINX_CONNECTOR_CACHE=on here) the stale copy. After it is back every endpoint answers
+  200 again, with the same worker processes and no more database sessions than the pool's.
+* a slow database (a test session holds LOCK TABLES history WRITE; nothing of this is in the
+  product): history requests fail with the JSON 503 within the time budget (request_timeout_ms,
+  which lock waits round up to whole seconds) plus a margin, while every other endpoint answers
+  200. The margin only makes this a correctness bound on a loaded 2-core machine: a worker that
+  retried the timed-out statement would take twice the budget.
+* SIGHUP reload of the workers and nginx -s reload, twice each, under load: zero failures.
+* kill -9 of the read replica: zero failures, reads move to the primary.
+
+With CONNECTOR_FAULTS_REPORT=<file>, each scenario adds its figures (requests sent, answered,
+failed and why) to that JSON file; scripts/faults turns it into the table in
+docs/reliability.md.
+"""
+
+import json
+import os
+import signal
+import time
+import unittest
+
+from fixture import Fixture
+from harness import READ_USER, Stack
+from load_client import ACCOUNT_QUERY, Load, Target, all_endpoints
+
+fixture = Fixture()
+PROCESSES, THREADS = 2, 4
+BUDGET_MS = 2000
+LOCK_WAIT_S = -(-BUDGET_MS // 1000)  # lock waits count whole seconds (db/database.cpp)
+MARGIN_S = 1.5
+LOCK_SECONDS = 8
+KILL_LOCK_SECONDS = 1.2
+REFERENCE = {"/v1/networks", "/v1/connects", "/v1/pairs"}  # answered from the worker's snapshot
+HISTORY = {"/v1/history", "/v1/history/hash"}
+
+
+def report(name, load, why=None, **extra):
+    """Adds one scenario's figures to $CONNECTOR_FAULTS_REPORT (when set)."""
+    path = os.environ.get("CONNECTOR_FAULTS_REPORT")
+    if not path:
+        return
+    figures = load.summary()
+    figures["why"] = {reason: (why or {}).get(reason, "unexpected")
+                      for reason in figures["failures"]}
+    figures.update(extra)
+    try:
+        with open(path) as f:
+            everything = json.load(f)
+    except (OSError, ValueError):
+        everything = {}
+    everything[name] = figures
+    with open(path, "w") as f:
+        json.dump(everything, f, indent=2)
+
+
+def wait_until(predicate, seconds, step=0.01):
+    """Polls predicate until it holds; returns the time it first held (monotonic), or None."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return time.monotonic()
+        time.sleep(step)
+    return None
+
+
+def is_unavailable(r):
+    """The JSON 503 the service answers when it cannot serve now (worker or nginx)."""
+    return (r.status, r.code, r.retry_after, r.shape_ok) == (503, "unavailable", "1", True)
+
+
+def failures(load):
+    return [r for r in load.records if not r.ok]
+
+
+class Faults(unittest.TestCase):
+    """One stack, with nginx's cache on as in production; tests that must reach the worker use
+    unique targets (a parameter the worker ignores)."""
+
+    @classmethod
+    def setUpClass(cls):
+        saved = os.environ.get("NGINX_CONNECTOR_CACHE")
+        os.environ["NGINX_CONNECTOR_CACHE"] = "on"
+        try:
+            cls.stack = Stack(fixture=fixture.path, threads=THREADS, config={
+                "processes": PROCESSES, "request_timeout_ms": BUDGET_MS})
+        finally:
+            if saved is None:
+                del os.environ["NGINX_CONNECTOR_CACHE"]
+            else:
+                os.environ["NGINX_CONNECTOR_CACHE"] = saved
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def status(self):
+        return self.stack.get("/status").json()
+
+    def pool_threads(self, pids):
+        return [self.stack.process_status(pid, "Threads") for pid in pids]
+
+    def test_kill_9_of_a_worker_process(self):
+        """Killed with requests in flight for certain: history requests wait on a lock held for
+        KILL_LOCK_SECONDS (less than the time budget, so they would all succeed), and there are
+        more of them than one process has threads, so the victim holds some."""
+        s = self.stack
+        children = s.worker_children()
+        self.assertEqual(len(children), PROCESSES)
+        threads_each = self.pool_threads(children)[0]  # the main thread and the pool's
+        crashes = self.status()["process_crashes"]
+        targets = all_endpoints(fixture, unique=True)
+        parked = Load(s.port, [t for t in targets if t.endpoint in HISTORY],
+                      connections=THREADS + 2)
+        others = Load(s.port, [t for t in targets if t.endpoint not in HISTORY], connections=4)
+        with parked, others:
+            time.sleep(1.5)
+            lock = s.hold_table_lock("history", KILL_LOCK_SECONDS)
+            time.sleep(0.5)
+            victim = children[0]
+            os.kill(victim, signal.SIGKILL)
+            killed_at = time.monotonic()
+
+            def whole():
+                now = s.worker_children()
+                return (len(now) == PROCESSES and victim not in now
+                        and self.pool_threads(now) == [threads_each] * PROCESSES)
+
+            replaced_at = wait_until(lambda: victim not in s.worker_children()
+                                     and len(s.worker_children()) == PROCESSES, 10)
+            whole_at = wait_until(whole, 10)
+            lock.wait(timeout=60)
+            time.sleep(2)
+        failed = failures(parked) + failures(others)
+        why = {"503 unavailable (nginx)": "in flight in the killed process: nginx's JSON 503 "
+                                          "for the connection the worker reset"}
+        for name, load in (("history, waiting on a lock at the kill", parked),
+                           ("other endpoints", others)):
+            report(f"kill -9 of a worker process: {name}", load, why,
+                   new_process_after_ms=replaced_at and round((replaced_at - killed_at) * 1000),
+                   pool_whole_after_ms=whole_at and round((whole_at - killed_at) * 1000))
+        self.assertGreater(others.sent, 100)
+        self.assertGreaterEqual(len(failed), 1)  # the victim held 2 to 4 waiting requests
+        self.assertLessEqual(len(failed), THREADS, failed)
+        for r in failed:
+            self.assertTrue(is_unavailable(r) and r.from_nginx, r)
+            self.assertLess(r.started, killed_at, r)
+        self.assertIsNotNone(replaced_at, "no replacement process")
+        self.assertLess(replaced_at - killed_at, 1.0)
+        self.assertIsNotNone(whole_at, "the replacement never started its threads")
+        after = self.status()
+        self.assertEqual((after["processes"], after["total_threads"]),
+                         (PROCESSES, PROCESSES * THREADS))
+        self.assertEqual(after["process_crashes"], crashes + 1)
+        self.assertIn(f"worker process {victim} killed by Killed", s.worker_log_text())
+
+    def test_database_down_for_10_s(self):
+        s = self.stack
+        pids = s.worker_pids()
+        crashes = self.status()["process_crashes"]
+        # The cached endpoints as clients ask for them, plus what must reach the worker: the
+        # database-backed endpoints under unique keys (account is never cached).
+        cached = all_endpoints(fixture)
+        uncached = [Target(t.path, unique=True) for t in cached
+                    if t.endpoint not in REFERENCE and t.endpoint != "/v1/account"]
+        load = Load(s.port, cached + uncached, connections=16)
+        with load:
+            time.sleep(3)  # every cached target is in nginx's cache
+            s.stop_mariadb()
+            down_from = time.monotonic()
+            time.sleep(10)
+            down_until = time.monotonic()
+            s.start_mariadb()
+            back = wait_until(lambda: s.get(f"/v1/account?{ACCOUNT_QUERY}").status == 200
+                              and s.get(f"/v1/ab?lc={time.monotonic()}").status == 200,
+                              30, step=0.1)
+            time.sleep(3)
+        self.assertIsNotNone(back, "no recovery within 30 s of the restart")
+        # Every thread reconnects at its next request; one that failed to connect just before
+        # the restart answers 503 for 200 ms more (kReconnectPause): 0.5 s covers that.
+        recovered = back + 0.5
+        while_down = load.between(down_from, down_until)
+        after = [r for r in load.records if r.started >= recovered]
+        unexpected = [r for r in load.records if not (r.ok or is_unavailable(r))]
+        report("MariaDB down for 10 s", load, {
+            "503 unavailable": "the database was down (the worker's JSON 503, or during the "
+                               "restart: the first requests of each thread)"},
+            down_s=round(down_until - down_from, 1),
+            answered_while_down=len(while_down),
+            ok_while_down_from_cache_or_snapshot=sum(r.ok for r in while_down),
+            first_200_after_restart_s=round(back - down_until, 1),
+            worker_processes_unchanged=s.worker_pids() == pids)
+        self.assertEqual(unexpected, [])
+        self.assertGreater(len(while_down), 100)
+        for r in while_down:
+            if r.endpoint in REFERENCE:
+                self.assertTrue(r.ok, r)
+            elif r.endpoint == "/v1/account" or "lc=" in r.target:
+                self.assertTrue(is_unavailable(r), r)
+            else:  # nginx's copy: fresh, or stale once past the worker's max-age
+                self.assertTrue(r.ok, r)
+                self.assertIn(r.cache, ("HIT", "STALE", "UPDATING"), r)
+        self.assertTrue(any(r.cache == "STALE" for r in while_down))
+        self.assertGreater(len(after), 100)
+        self.assertEqual([r for r in after if not r.ok], [])
+        # No worker restarted, and no database session leaked: at most a reader and a writer
+        # per thread, and as many after more load.
+        self.assertEqual(s.worker_pids(), pids)
+        self.assertEqual(self.status()["process_crashes"], crashes)
+        sessions = s.db_connections()
+        self.assertLessEqual(sessions, 2 * PROCESSES * THREADS)
+        Load(s.port, all_endpoints(fixture, unique=True), connections=16).run_for(2)
+        self.assertEqual(s.db_connections(), sessions)
+
+    def test_slow_database(self):
+        s = self.stack
+        targets = all_endpoints(fixture, unique=True)
+        history = [t for t in targets if t.endpoint in HISTORY]
+        # Two loads with fewer connections in all than the pool has threads: no request waits
+        # for a free thread, so each latency is the worker's own, and the history requests
+        # stuck in the database cannot take every thread.
+        slow_load = Load(s.port, history, connections=3)
+        other_load = Load(s.port, [t for t in targets if t not in history], connections=3)
+        with slow_load, other_load:
+            time.sleep(1)
+            lock = s.hold_table_lock("history", LOCK_SECONDS)
+            # The lock was taken before hold_table_lock() saw its session sleeping, and is held
+            # for LOCK_SECONDS from then: this window is inside it.
+            locked_from = time.monotonic()
+            locked_until = locked_from + LOCK_SECONDS - 1
+            lock.wait(timeout=60)
+            released = time.monotonic()
+            time.sleep(2)
+        slow = slow_load.between(locked_from, locked_until)
+        others = other_load.between(locked_from, locked_until)
+        after = [r for load in (slow_load, other_load) for r in load.records
+                 if r.started > released]
+        bound = LOCK_WAIT_S + MARGIN_S
+        for name, load in (("history", slow_load), ("other endpoints", other_load)):
+            report(f"slow database (history locked {LOCK_SECONDS} s): {name}", load, {
+                "503 unavailable": "history and history/hash while the table was locked: the "
+                                   "request's time budget ran out in the database"},
+                budget_ms=BUDGET_MS, answered_while_locked=len(slow if load is slow_load
+                                                               else others),
+                max_latency_while_locked_ms=round(max(
+                    (r.latency for r in load.between(locked_from, locked_until)),
+                    default=0) * 1000))
+        self.assertGreaterEqual(len(slow), 3)  # at least one per connection
+        for r in slow:
+            self.assertTrue(is_unavailable(r), r)
+            self.assertLess(r.latency, bound, r)
+        self.assertGreater(len(others), 50)
+        self.assertEqual([r for r in others if not r.ok], [])
+        self.assertGreater(len(after), 20)
+        self.assertEqual([r for r in after if not r.ok], [])
+
+    def test_reload_of_workers_and_nginx(self):
+        s = self.stack
+        reloads = self.status()["config_reloads"]
+        nginx_pid = s.nginx_pid()
+        load = Load(s.port, all_endpoints(fixture, unique=True), connections=16)
+        with load:
+            time.sleep(1)
+            for _ in range(2):
+                s.reload_worker()
+                time.sleep(1.5)
+                s.reload_nginx()
+                time.sleep(1.5)
+        report("reload of the workers (SIGHUP) and nginx (-s reload), 2 each", load)
+        self.assertGreater(load.sent, 100)
+        self.assertEqual(failures(load), [])
+        status = self.status()
+        self.assertEqual(status["config_reloads"], reloads + 2)
+        self.assertEqual(status["processes"], PROCESSES)
+        self.assertEqual(s.nginx_pid(), nginx_pid)  # reloaded, not restarted
+        self.assertEqual(len(s.worker_children()), PROCESSES)
+
+
+class ReplicaKilled(unittest.TestCase):
+    def test_kill_9_of_the_replica(self):
+        with Stack(fixture=fixture.path, threads=3, replica=True, accounts=True,
+                   config={"processes": PROCESSES}) as s:
+            load = Load(s.port, all_endpoints(fixture, unique=True), connections=12)
+            with load:
+                time.sleep(2)
+                self.assertEqual(s.db_connections(READ_USER), 0)  # reads are the replica's
+                self.assertGreater(s.db_connections(READ_USER, replica=True), 0)
+                os.kill(s.replica_pid(), signal.SIGKILL)
+                time.sleep(4)
+                on_primary = s.db_connections(READ_USER)
+            report("kill -9 of the read replica", load, readers_on_primary_after=on_primary)
+            self.assertGreater(load.sent, 100)
+            self.assertEqual(failures(load), [])
+            self.assertGreater(on_primary, 0)
+
+
+if __name__ == "__main__":
+    unittest.main()
