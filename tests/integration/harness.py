@@ -406,8 +406,7 @@ class Stack:
         """Sends one HTTP/1.1 request through nginx, with the target exactly as given (str or
         bytes: bad escapes, long queries, odd methods all go out unchanged). A Host header is
         added unless headers name one; a header whose value is None is left out.
-        Every response is recorded (responses_path, JSON lines) for stop()'s check against
-        docs/openapi.yaml."""
+        Every response is recorded (record()) for stop()'s check against docs/openapi.yaml."""
         headers = dict(headers or {})
         names = {name.lower() for name in headers}
         if "host" not in names:
@@ -427,20 +426,29 @@ class Stack:
             response.begin()
             data = response.read()
             pairs = response.getheaders()
-        record = {"method": method, "target": target.decode("latin-1"),
-                  "status": response.status, "headers": pairs,
-                  "body_base64": base64.b64encode(data).decode("ascii")}
+        self.record(method, target, response.status, pairs, data)
+        return Response(response.status, response.reason, Headers(pairs), data)
+
+    def record(self, method, target, status, header_pairs, body):
+        """Adds one response to those stop() checks against docs/openapi.yaml. request() calls
+        it; tests with a client of their own may too. target: str or bytes as sent;
+        header_pairs: [(name, value)] as received; body: bytes as received (gzip is undone by
+        the check)."""
+        if isinstance(target, bytes):
+            target = target.decode("latin-1")
+        line = json.dumps({"method": method, "target": target, "status": status,
+                           "headers": list(header_pairs),
+                           "body_base64": base64.b64encode(body).decode("ascii")}) + "\n"
         if self.dir.is_dir():  # one write() per line: threads sending at once do not interleave
             fd = os.open(self.responses_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                os.write(fd, (json.dumps(record) + "\n").encode("utf-8"))
+                os.write(fd, line.encode("utf-8"))
             finally:
                 os.close(fd)
-        return Response(response.status, response.reason, Headers(pairs), data)
 
     @property
     def responses_path(self):
-        """The JSON-lines file of every response request() received (see stop())."""
+        """The JSON-lines file of the responses record() kept (see stop())."""
         return self.dir / "responses.jsonl"
 
     def get(self, target, headers=None):

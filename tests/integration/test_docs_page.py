@@ -2,7 +2,9 @@
 JSON), the stack's nginx serves it (NGINX_CONNECTOR_DOCS, nginx/connector-docs.conf) at /docs/
 and /v1/openapi.json, and Debian's chromium renders the page headless: every endpoint of the
 document is listed, nothing is asked of any other host, and a screenshot is saved as
-<build dir>/docs-page.png.
+<build dir>/docs-page.png. The stack holds the demo's data (connector-admin sample, as
+scripts/demo loads it), and every example of the document that names its request (x-request)
+is that request's real answer.
 
 Chromium runs with the flags the issue names (--headless --no-sandbox --disable-gpu
 --disable-background-networking), plus a new empty profile, no first-run, component-update, sync
@@ -21,7 +23,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import BUILD_DIR, REPO, SCRIPTS, Stack
+from harness import ADMIN, BUILD_DIR, REPO, SCRIPTS, Stack
 
 SCREENSHOT = BUILD_DIR / "docs-page.png"
 # The router's table (src/api/router.h kRoutes): the document must list exactly these.
@@ -47,8 +49,13 @@ def setUpModule():
         run([SCRIPTS / "docs-site", site])
         document = json.loads(run(["node", REPO / "tools/openapi/openapi-document.mjs",
                                    REPO / "docs/openapi.yaml"]).stdout)
+        demo_data = site.parent / f"{site.name}-demo.json"
+        demo_data.write_text(run([ADMIN, "sample", "--history", 3000]).stdout)
         os.environ["NGINX_CONNECTOR_DOCS"] = str(site)
-        stack = Stack()
+        try:
+            stack = Stack(fixture=demo_data)
+        finally:
+            demo_data.unlink()
     except BaseException:
         shutil.rmtree(site, ignore_errors=True)
         raise
@@ -112,6 +119,30 @@ class Document(unittest.TestCase):
         self.assertEqual(r.json(), document)
         self.assertEqual(stack.request("HEAD", "/v1/openapi.json").status, 200)
         self.assertEqual(stack.request("POST", "/v1/openapi.json").status, 405)
+
+
+def examples_with_requests(node, where="#"):
+    """(where, request target, example value) for every example naming its request."""
+    if isinstance(node, dict):
+        if "x-request" in node and "value" in node:
+            yield where, node["x-request"], node["value"]
+        for key, value in node.items():
+            yield from examples_with_requests(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from examples_with_requests(value, f"{where}/{i}")
+
+
+class Examples(unittest.TestCase):
+    def test_examples_are_the_demo_datas_real_answers(self):
+        examples = list(examples_with_requests(document))
+        self.assertGreaterEqual(len(examples), 16)
+        for where, target, value in examples:
+            with self.subTest(example=where):
+                body = stack.get(target).json()
+                if "error" in body:  # each answer has its own request id
+                    body["error"]["request_id"] = value["error"]["request_id"]
+                self.assertEqual(body, value, target)
 
 
 class Site(unittest.TestCase):

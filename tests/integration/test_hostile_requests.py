@@ -102,6 +102,10 @@ def exchange(data, method="GET", source="127.0.0.1", timeout=30):
         response = HTTPResponse(sock, method=method)
         response.begin()
         body = response.read()
+        # Checked against docs/openapi.yaml when the stack stops (the target from the request line).
+        line = data.split(b"\r\n", 1)[0].split(b" ")
+        stack.record(method, line[1] if len(line) > 1 else b"", response.status,
+                     response.getheaders(), body)
         return Response(response.status, response.reason, Headers(response.getheaders()), body)
 
 
