@@ -4,12 +4,11 @@
 #include <cppconn/resultset.h>
 #include <cppconn/statement.h>
 
-#include <chrono>
-#include <ostream>
 #include <set>
 
 #include "admin/history_generator.h"
 #include "admin/import_store.h"
+#include "admin/progress.h"
 #include "db/reference_store.h"
 
 namespace connector::admin {
@@ -36,17 +35,6 @@ void rebuild_counts(db::Database& db) {
   db.commit();
 }
 
-void report(std::ostream* out, std::uint64_t done, std::uint64_t total,
-            std::chrono::steady_clock::time_point started) {
-  if (out == nullptr) return;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
-  const double left = rate > 0 ? static_cast<double>(total - done) / rate : 0;
-  *out << "\rgen-history: " << done << "/" << total << " rows, " << static_cast<long>(rate)
-       << " rows/s, " << static_cast<long>(left) << " s left   " << std::flush;
-}
-
 }  // namespace
 
 std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& options,
@@ -62,7 +50,7 @@ std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& optio
   // coherent by construction, so foreign keys need not be looked up row by row.
   execute(db, "SET @connector_bulk_load = 1");
   execute(db, "SET foreign_key_checks = 0");
-  const auto started = std::chrono::steady_clock::now();
+  Progress shown("gen-history", options.count, progress);
   std::vector<HistoryRow> rows;
   std::vector<DepositAccountRow> accounts;
   std::set<std::string> recorded;
@@ -83,12 +71,12 @@ std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& optio
     write_deposit_account_rows(db, accounts, refs);
     db.commit();
     done += n;
-    report(progress, done, options.count, started);
+    shown.advance(n);
   }
   execute(db, "SET foreign_key_checks = 1");
   execute(db, "SET @connector_bulk_load = NULL");
   rebuild_counts(db);
-  if (progress != nullptr) *progress << "\n";
+  shown.finish();
   return first;
 }
 

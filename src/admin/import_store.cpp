@@ -7,6 +7,8 @@
 #include <map>
 #include <span>
 
+#include "admin/progress.h"
+
 namespace connector::admin {
 namespace {
 
@@ -245,9 +247,22 @@ void write_deposit_account_rows(db::Database& db, std::span<const DepositAccount
       });
 }
 
-namespace {}  // namespace
+namespace {
 
-ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch) {
+// Large documents are written in chunks so a person watching sees the rows go in.
+void write_history_in_chunks(db::Database& db, std::span<const HistoryRow> rows,
+                             const ChainRefs& refs, Progress* progress) {
+  constexpr std::size_t kChunk = 5'000;
+  for (std::size_t at = 0; at < rows.size(); at += kChunk) {
+    const auto chunk = rows.subspan(at, std::min(kChunk, rows.size() - at));
+    write_history_rows(db, chunk, refs);
+    if (progress != nullptr) progress->advance(chunk.size());
+  }
+}
+
+}  // namespace
+
+ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Progress* progress) {
   db.begin();
   try {
     write_networks(db, batch);
@@ -256,7 +271,7 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch) {
     write_connects(db, batch, refs);
     write_pairs(db, batch);
     write_chain_status(db, batch, refs);
-    write_history_rows(db, batch.history, refs);
+    write_history_in_chunks(db, batch.history, refs, progress);
     write_deposit_account_rows(db, batch.deposit_accounts, refs);
     db.commit();
   } catch (...) {

@@ -15,7 +15,11 @@ struct ImportCounts {
               deposit_accounts = 0;
 };
 
-ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch);
+class Progress;
+
+// `progress` (may be null) counts the history records as they are written.
+ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch,
+                                Progress* progress = nullptr);
 
 // chains.slug -> chains.id
 using ChainRefs = std::map<std::string, std::uint16_t>;

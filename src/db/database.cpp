@@ -134,8 +134,11 @@ bool Database::try_connect(std::size_t index) {
     server.last_failure = now;
     disconnect();
     // The message names no password; it may name the host, so it stays in the log only.
+    const std::string reason =
+        std::string(e.what()) + " (code " + std::to_string(e.getErrorCode()) + ")";
     util::log_warning("database connect to " + server.target.endpoint.describe() +
-                      " failed: " + e.what() + " (code " + std::to_string(e.getErrorCode()) + ")");
+                      " failed: " + reason);
+    last_connect_error_ = server.target.endpoint.describe() + ": " + reason;
     return false;
   }
   if (ever_connected_) metrics::increment(&metrics::Scoreboard::db_reconnects);
@@ -155,7 +158,9 @@ void Database::ensure_connected() {
   for (std::size_t i = 0; i < servers_.size(); ++i) {
     if (try_connect(i)) return;
   }
-  throw DatabaseUnavailable("no database server answers");
+  // When every server was skipped for its reconnect pause, the last error is the one that
+  // started the pause.
+  throw DatabaseUnavailable("no database server answers (last: " + last_connect_error_ + ")");
 }
 
 void Database::handle_failure(const sql::SQLException& e, int attempt) {

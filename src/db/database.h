@@ -113,6 +113,7 @@ class Database {
   std::size_t current_ = 0;  // index of the connected server
   std::chrono::steady_clock::time_point connected_at_{};
   bool ever_connected_ = false;
+  std::string last_connect_error_;  // for the caller's error message: "where: why"
   std::unordered_map<std::string, std::unique_ptr<sql::PreparedStatement>> statements_;
 };
 

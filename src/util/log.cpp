@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 
 namespace connector::util {
 namespace {
+
+std::atomic<bool> errors_only{false};
 
 void write_line(std::string_view level, std::string_view message) {
   std::string line;
@@ -17,8 +20,13 @@ void write_line(std::string_view level, std::string_view message) {
 
 }  // namespace
 
-void log_info(std::string_view message) { write_line("info: ", message); }
-void log_warning(std::string_view message) { write_line("warning: ", message); }
+void log_info(std::string_view message) {
+  if (!errors_only) write_line("info: ", message);
+}
+void log_warning(std::string_view message) {
+  if (!errors_only) write_line("warning: ", message);
+}
 void log_error(std::string_view message) { write_line("error: ", message); }
+void log_errors_only() { errors_only = true; }
 
 }  // namespace connector::util
