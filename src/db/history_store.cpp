@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "db/page_walk.h"
 #include "db/rows.h"
 
 namespace connector::db {
@@ -119,31 +120,44 @@ std::uint64_t count(Database& db, const std::vector<Condition>& conds) {
 }
 
 // A deferred join: the page's ids come from the narrowest index alone, and only those rows
-// are read in full.
+// are read in full. The rows come back in the order `shown`, whichever way the walk went.
 std::vector<HistoryRecord> page(Database& db, const std::vector<Condition>& conds,
-                                std::uint64_t offset, std::uint32_t limit,
-                                domain::SortOrder order) {
-  const std::string direction = order == domain::SortOrder::kAscending ? "ASC" : "DESC";
+                                const PageWalk& walk, domain::SortOrder shown) {
+  const std::string direction = walk.order == domain::SortOrder::kAscending ? "ASC" : "DESC";
   auto& stmt = db.prepare(
       std::string("SELECT ") + kRecordColumns + " FROM (SELECT id FROM history" +
       // Unfiltered, the narrowest index in id order skips the offset fastest.
       (conds.empty() ? " FORCE INDEX (ix_history_id)" : "") + where_clause(conds) +
       " ORDER BY id " + direction + " LIMIT ? OFFSET ?) p JOIN history h ON h.id = p.id");
   const int next = bind(stmt, conds);
-  stmt.setUInt64(next, limit);
-  stmt.setUInt64(next + 1, offset);
+  stmt.setUInt64(next, walk.limit);
+  stmt.setUInt64(next + 1, walk.offset);
   std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
   std::vector<HistoryRecord> records;
-  records.reserve(limit);
+  records.reserve(walk.limit);
   while (rs->next()) records.push_back(read_record(*rs));
   // The page's few rows are put in order here rather than by an outer ORDER BY, which would
   // make MariaDB sort through a temporary table on every page.
-  const bool ascending = order == domain::SortOrder::kAscending;
+  const bool ascending = shown == domain::SortOrder::kAscending;
   std::sort(records.begin(), records.end(), [ascending](const auto& x, const auto& y) {
     const auto a = std::stoull(x.id), b = std::stoull(y.id);
     return ascending ? a < b : a > b;
   });
   return records;
+}
+
+// Runs work() in one read snapshot (REPEATABLE READ: fixed at the first read).
+template <typename Work>
+auto in_one_snapshot(Database& db, Work&& work) {
+  db.begin();
+  try {
+    auto result = work();
+    db.commit();
+    return result;
+  } catch (...) {
+    db.rollback();
+    throw;
+  }
 }
 
 }  // namespace
@@ -155,10 +169,23 @@ HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::ui
     HistoryPage result;
     result.total = count(session, conds);
     // Checked by division so page_id * page_size cannot overflow.
-    if (page_size > 0 && page_id < (result.total + page_size - 1) / page_size) {
-      result.records = page(session, conds, page_id * page_size, page_size, order);
+    if (page_size == 0 || page_id >= (result.total + page_size - 1) / page_size) return result;
+    const std::uint64_t offset = page_id * page_size;
+    const auto walk = cheapest_walk(result.total, offset, page_size, order);
+    if (!walk.reversed) {
+      result.records = page(session, conds, walk, order);
+      return result;
     }
-    return result;
+    // Counted from the other end, the page is only right if the total it is counted from is
+    // the one the page is read with: both come from one snapshot.
+    return in_one_snapshot(session, [&] {
+      result.total = count(session, conds);
+      if (offset < result.total) {
+        result.records =
+            page(session, conds, cheapest_walk(result.total, offset, page_size, order), order);
+      }
+      return result;
+    });
   });
 }
 

@@ -54,24 +54,26 @@ def shapes():
     return single + pairs
 
 
+def executed_statements(params):
+    """The statements the worker executed for one request, with their values."""
+    stack.sql("SET GLOBAL log_output = 'TABLE'; TRUNCATE TABLE mysql.general_log; "
+              "SET GLOBAL general_log = 1")
+    try:
+        history(**params)
+    finally:
+        stack.sql("SET GLOBAL general_log = 0")
+    rows = stack.sql("SELECT argument FROM mysql.general_log WHERE command_type = 'Execute'"
+                     " AND argument LIKE '%history%'")
+    return [r[0] for r in rows]
+
+
 class Plans(unittest.TestCase):
-    def executed_statements(self, params):
-        """The statements the worker executed for one request, with their values."""
-        stack.sql("SET GLOBAL log_output = 'TABLE'; TRUNCATE TABLE mysql.general_log; "
-                  "SET GLOBAL general_log = 1")
-        try:
-            history(**params)
-        finally:
-            stack.sql("SET GLOBAL general_log = 0")
-        rows = stack.sql("SELECT argument FROM mysql.general_log WHERE command_type = 'Execute'"
-                         " AND argument LIKE '%history%'")
-        return [r[0] for r in rows]
 
     def test_every_filter_shape_uses_an_index_in_both_orders(self):
         checked = 0
         for params in shapes():
             for order in ("DESC", "ASC"):
-                statements = self.executed_statements({**params, "order": order,
+                statements = executed_statements({**params, "order": order,
                                                        "page_size": 20})
                 page = [s for s in statements if "LIMIT" in s]
                 self.assertEqual(len(page), 1, (params, statements))
@@ -87,7 +89,7 @@ class Plans(unittest.TestCase):
         self.assertEqual(checked, len(shapes()) * 2 * 2)
 
     def test_deep_unfiltered_page_skips_its_offset_on_the_narrow_id_index(self):
-        statements = self.executed_statements({"page_id": 500, "page_size": 20})
+        statements = executed_statements({"page_id": 500, "page_size": 20})
         page = next(s for s in statements if "LIMIT" in s)
         self.assertIn("FORCE INDEX (ix_history_id)", page)
         derived = [row for row in stack.sql("EXPLAIN " + page) if row[1] == "DERIVED"]
@@ -128,6 +130,38 @@ class Totals(unittest.TestCase):
         self.check_totals()
         self.assertEqual(stack.sql("SELECT COUNT(*) FROM history_counts WHERE records < 0"),
                          [["0"]])
+
+
+class DeepPages(unittest.TestCase):
+    """Pages past offset 10,000 may be read from the other end of the index (db/page_walk.h):
+    the records must be exactly those of the plain query, in the order asked."""
+
+    def expected_ids(self, where, order, offset, limit):
+        return [row[0] for row in stack.sql(
+            f"SELECT id FROM history{where} ORDER BY id {order} LIMIT {limit} OFFSET {offset}")]
+
+    def test_deep_pages_from_either_end_equal_the_plain_query(self):
+        checked = 0
+        for params, where in (({}, ""), ({"status": "Confirmed"}, " WHERE status = 'Confirmed'")):
+            total = int(stack.sql(f"SELECT COUNT(*) FROM history{where}")[0][0])
+            self.assertGreater(total, 10000 + 100)
+            last_page = (total - 1) // 100
+            for order in ("DESC", "ASC"):
+                for page_id in (100, last_page - 2, last_page - 1, last_page):
+                    if page_id * 100 < 10000:
+                        continue
+                    body = history(**params, order=order, page_size=100, page_id=page_id)
+                    where_ = f"{params} {order} page {page_id}"
+                    self.assertEqual(body["total_history"], str(total), where_)
+                    self.assertEqual([r["id"] for r in body["list"]],
+                                     self.expected_ids(where, order, page_id * 100, 100), where_)
+                    checked += 1
+        self.assertGreaterEqual(checked, 10)
+
+    def test_a_deep_desc_page_is_read_forwards(self):
+        statements = executed_statements({"page_id": 900, "page_size": 20})
+        page = next(s for s in statements if "LIMIT" in s)
+        self.assertIn("ORDER BY id ASC", page)
 
 
 if __name__ == "__main__":
