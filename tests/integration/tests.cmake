@@ -21,9 +21,13 @@ foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)
   add_test(NAME integration.${test_name}
     COMMAND ${Python3_EXECUTABLE} -m unittest -v ${test_name}
     WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR})
+  set(timeout 300)
+  if(test_name IN_LIST CONNECTOR_LOAD_TESTS)
+    set(timeout 600)  # about 2 minutes each here; room for a loaded CI machine
+  endif()
   set_tests_properties(integration.${test_name} PROPERTIES
     ENVIRONMENT "${CONNECTOR_INTEGRATION_ENV}"
-    TIMEOUT 300
+    TIMEOUT ${timeout}
     RUN_SERIAL TRUE)
 endforeach()
 
