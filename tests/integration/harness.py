@@ -507,6 +507,9 @@ class Stack:
     def nginx_access_log(self):
         return (self.nginx_prefix / "access.log").read_text(errors="replace")
 
+    def nginx_error_log_text(self):
+        return (self.nginx_prefix / "error.log").read_text(errors="replace")
+
     # --- processes and faults, for the fault, soak and memcheck tests -----------------------
 
     def worker_children(self):

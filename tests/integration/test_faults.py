@@ -141,19 +141,16 @@ class Faults(unittest.TestCase):
             lock.wait(timeout=60)
             time.sleep(2)
         failed = failures(parked) + failures(others)
-        why = {"503 unavailable (nginx)": "in flight in the killed process: nginx's JSON 503 "
-                                          "for the connection the worker reset"}
         for name, load in (("history, waiting on a lock at the kill", parked),
                            ("other endpoints", others)):
-            report(f"kill -9 of a worker process: {name}", load, why,
+            report(f"kill -9 of a worker process: {name}", load,
                    new_process_after_ms=replaced_at and round((replaced_at - killed_at) * 1000),
                    pool_whole_after_ms=whole_at and round((whole_at - killed_at) * 1000))
         self.assertGreater(others.sent, 100)
-        self.assertGreaterEqual(len(failed), 1)  # the victim held 2 to 4 waiting requests
-        self.assertLessEqual(len(failed), THREADS, failed)
-        for r in failed:
-            self.assertTrue(is_unavailable(r) and r.from_nginx, r)
-            self.assertLess(r.started, killed_at, r)
+        # The victim held 2 to 4 waiting requests; nginx sent each again on a new connection
+        # (the socket is listed twice in the upstream), so none of them failed.
+        self.assertEqual(failed, [])
+        self.assertIn("upstream prematurely closed", s.nginx_error_log_text())
         self.assertIsNotNone(replaced_at, "no replacement process")
         self.assertLess(replaced_at - killed_at, 1.0)
         self.assertIsNotNone(whole_at, "the replacement never started its threads")
