@@ -70,11 +70,11 @@ class DatabaseRestart(unittest.TestCase):
 
 class SchemaMismatch(unittest.TestCase):
     def test_a_broken_query_is_a_500_that_leaks_nothing(self):
-        stack.sql("ALTER TABLE history RENAME COLUMN fee TO fee_renamed")
+        stack.sql("ALTER TABLE history RENAME COLUMN status_message TO status_message_renamed")
         try:
             r = stack.get("/v1/history?page_size=1")
         finally:
-            stack.sql("ALTER TABLE history RENAME COLUMN fee_renamed TO fee")
+            stack.sql("ALTER TABLE history RENAME COLUMN status_message_renamed TO status_message")
         self.assertEqual(r.status, 500)
         self.assertEqual(r.headers["Cache-Control"], "no-store")
         self.assertEqual(r.json(), {"error": {"code": "internal", "message": "Internal error",

@@ -634,7 +634,8 @@ class ConfigPermissions(unittest.TestCase):
         path, result = self.run_with(ADMIN, f"db_password = {self.SECRET}\n", 0o604,
                                      "import", "/nonexistent.json")
         self.assertEqual(result.returncode, 1)
-        self.assertEqual(result.stderr, f"connector-admin: {self.refusal(path, 0o604)}\n")
+        self.assertEqual(result.stderr,
+                         f"connector-admin import: {self.refusal(path, 0o604)}\n")
 
     def test_the_stack_config_is_private(self):
         mode = stat.S_IMODE(stack.config_path.stat().st_mode)
