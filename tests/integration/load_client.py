@@ -42,8 +42,8 @@ NGINX_UNAVAILABLE = "The service is unavailable; retry shortly."
 
 
 class Target:
-    """One request of the rotation. unique: a parameter the worker ignores (lc=<n>) makes each
-    request a new key for nginx's cache, so that it reaches the worker."""
+    """One request of the rotation. unique: a parameter the worker ignores (lc=<n>, a
+    cache-buster) makes nginx skip its cache, so that each request reaches the worker."""
 
     __slots__ = ("path", "endpoint", "unique")
 

@@ -12,6 +12,7 @@ Requests from 127.0.0.2 stand for an outside client: the health paths allow 127.
 loopback, and limit_req keys on the client address."""
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -37,6 +38,13 @@ HISTORY = "/v1/history?page_size=3"
 ACCOUNT = ("/v1/account?recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
            "&recipient_blockchain=unitcore&deposit_blockchain=unitiot")
 OUTSIDE = "127.0.0.2"
+# The parameters each endpoint knows, from the router's table (kRoutes in src/api/router.h): the
+# map of connector-http.conf that lets only these into nginx's cache must name the same ones.
+ROUTER_H = (REPO / "src/api/router.h").read_text()
+ROUTE_PARAMS = {
+    path: re.findall(r'"(\w+)"', re.search(
+        rf"{array}\[\] = \{{(.*?)\}};", ROUTER_H, re.S).group(1)) if array != "{}" else []
+    for path, array in re.findall(r'^\s*\{"(/v1/[a-z/]+)",\s*\w+,\s*(\w+|\{\})\}', ROUTER_H, re.M)}
 
 stack = None
 fixture = Fixture()
@@ -192,7 +200,9 @@ http {{
 
 class Caching(unittest.TestCase):
     def test_hits_carry_their_own_request_id_and_answer_304(self):
-        target = "/v1/pairs?key=hits"  # a key of this test's own (the worker ignores `key`)
+        # A key of this test's own: a Confirmed record's hash written as no other test writes it.
+        confirmed = next(r for r in fixture.history if r["status"] == "Confirmed")
+        target = f"/v1/history/hash?hash=0x{confirmed['hash'].upper()}"
         first = get(target)
         hits = [get(target) for _ in range(2)]
         self.assertEqual((first.status, first.headers["X-Cache-Status"]), (200, "MISS"))
@@ -204,7 +214,7 @@ class Caching(unittest.TestCase):
             self.assertRegex(r.headers["X-Request-Id"], r"^[0-9a-f]{32}$")
             self.assertEqual(r.body, first.body)
             self.assertEqual(r.headers["ETag"], first.headers["ETag"])
-            self.assertEqual(r.headers["Cache-Control"], "public, max-age=60")
+            self.assertEqual(r.headers["Cache-Control"], "public, max-age=3600")
             self.assertEqual(r.headers["Content-Type"], JSON)
             self.assertEqual(upstream_status(r.headers["X-Request-Id"]), "-")
         etag = first.headers["ETag"]
@@ -212,10 +222,51 @@ class Caching(unittest.TestCase):
             r = get(target, {"If-None-Match": header})
             self.assertEqual((r.status, r.body, r.headers["X-Cache-Status"]), (304, b"", "HIT"))
             self.assertEqual(r.headers["ETag"], etag)
-            self.assertEqual(r.headers["Cache-Control"], "public, max-age=60")
+            self.assertEqual(r.headers["Cache-Control"], "public, max-age=3600")
             self.assertNotIn(r.headers["X-Request-Id"], ids)
         r = get(target, {"If-None-Match": '"other"'})
         self.assertEqual((r.status, r.body, r.headers["X-Cache-Status"]), (200, first.body, "HIT"))
+
+    def test_only_the_parameters_an_endpoint_knows_enter_the_cache(self):
+        """A parameter the endpoint does not know (a cache-buster) makes the request skip nginx's
+        cache (BYPASS); any mix of known names is cached. The names come from the router."""
+        self.assertEqual(len(ROUTE_PARAMS), 7, ROUTE_PARAMS)
+        self.assertEqual(len(ROUTE_PARAMS["/v1/history"]), 14)
+        for path, params in ROUTE_PARAMS.items():
+            if path == "/v1/account":
+                continue  # never cached (connector-cache-rules.conf): no X-Cache-Status
+            for name in params:
+                for query in (f"{name}=", f"{name}", f"order=&{name}=&page_id=0"
+                              if path == "/v1/history" else f"{name}=&{name}="):
+                    r = get(f"{path}?{query}")
+                    self.assertIn(r.headers["X-Cache-Status"], ("MISS", "HIT"), (path, query))
+            # Near misses of a known name, an empty name and the usual cache-busters.
+            names = [f"{n}{extra}" for n in params for extra in ("x", "[]")]
+            names += [n.upper() for n in params] + ["_", "t", "=1", "cb"]
+            for name in names:
+                for query in (f"{name}=1", f"{params[0]}=&{name}=1" if params else f"&{name}"):
+                    r = get(f"{path}?{query}")
+                    self.assertEqual(r.headers["X-Cache-Status"], "BYPASS", (path, query))
+                    self.assertEqual(upstream_status(r.headers["X-Request-Id"]), str(r.status))
+
+    def test_a_cache_buster_reaches_the_worker_and_stores_nothing(self):
+        def cache_file(target):
+            """nginx's file for GET target (fastcgi_cache_key; levels=1:2)."""
+            md5 = hashlib.md5(f"GET {target}".encode()).hexdigest()
+            return stack.nginx_prefix / "cache" / md5[-1] / md5[-3:-1] / md5
+
+        plain = "/v1/history?page_size=4"
+        busted = plain + "&_=1700000000"
+        first = get(plain)
+        answers = [get(busted) for _ in range(2)]
+        self.assertEqual(first.headers["X-Cache-Status"], "MISS")
+        self.assertTrue(cache_file(plain).exists())
+        for r in answers:
+            self.assertEqual((r.status, r.headers["X-Cache-Status"]), (200, "BYPASS"))
+            self.assertEqual(upstream_status(r.headers["X-Request-Id"]), "200")
+            self.assertEqual(r.body, first.body)
+            self.assertEqual(r.headers["Cache-Control"], "public, max-age=2")
+        self.assertFalse(cache_file(busted).exists())
 
     def test_errors_are_never_cached_and_their_body_has_this_requests_id(self):
         for target, status, code in (("/v1/history?page_size=x", 400, "invalid_parameter"),
@@ -296,8 +347,8 @@ class Caching(unittest.TestCase):
             worker_503s = [json.loads(line) for line in stack.worker_log_text().splitlines()
                            if line.startswith("{") and '"status":503' in line]
             self.assertEqual({line["endpoint"] for line in worker_503s}, {"/v1/history", "/v1/ab"})
-            # What is not cached is the worker's own 503.
-            for target, cache_status in ((HISTORY + "&uncached=1", "MISS"), (ACCOUNT, None)):
+            # What skips the cache (a cache-buster, deposit addresses) is the worker's own 503.
+            for target, cache_status in ((HISTORY + "&uncached=1", "BYPASS"), (ACCOUNT, None)):
                 r = get(target)
                 self.assertEqual(r.status, 503, target)
                 self.assertEqual(r.headers.get("X-Cache-Status"), cache_status)
@@ -323,9 +374,9 @@ class Caching(unittest.TestCase):
             self.assertLessEqual({r.headers["X-Cache-Status"] for r in seen},
                                  {"STALE", "UPDATING", "HIT"}, target)
             self.assertNotIn(fresh_marker.encode(), before[target].body)
-            # The HIT is what the worker answers now (another key: a MISS straight from it).
+            # The HIT is what the worker answers now (a cache-buster: straight from it).
             direct = get(target + ("&" if "?" in target else "?") + "direct=1")
-            self.assertEqual(direct.headers["X-Cache-Status"], "MISS")
+            self.assertEqual(direct.headers["X-Cache-Status"], "BYPASS")
             self.assertEqual(seen[-1].body, direct.body)
 
 
