@@ -5,7 +5,8 @@
 namespace connector::api {
 
 std::string_view connects(const http::QueryParams&, Services& services, json::JsonWriter& out) {
-  return write_reference_list(services, out, "connects", &domain::ReferenceData::connects,
+  thread_local RenderedList rendered;
+  return write_reference_list(services, out, rendered, "connects", &domain::ReferenceData::connects,
                               json::write_connect);
 }
 

@@ -5,7 +5,8 @@
 namespace connector::api {
 
 std::string_view networks(const http::QueryParams&, Services& services, json::JsonWriter& out) {
-  return write_reference_list(services, out, "networks", &domain::ReferenceData::chains,
+  thread_local RenderedList rendered;
+  return write_reference_list(services, out, rendered, "networks", &domain::ReferenceData::chains,
                               [](json::JsonWriter& w, const domain::Chain& chain,
                                  const domain::ReferenceData&) { json::write_chain(w, chain); });
 }

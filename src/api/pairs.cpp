@@ -5,7 +5,8 @@
 namespace connector::api {
 
 std::string_view pairs(const http::QueryParams&, Services& services, json::JsonWriter& out) {
-  return write_reference_list(services, out, "pairs", &domain::ReferenceData::pairs,
+  thread_local RenderedList rendered;
+  return write_reference_list(services, out, rendered, "pairs", &domain::ReferenceData::pairs,
                               json::write_pair);
 }
 

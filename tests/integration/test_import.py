@@ -50,6 +50,21 @@ def deposit_address(recipient, recipient_chain, deposit_chain):
 
 
 class Import(unittest.TestCase):
+    def test_every_thread_answers_a_reference_change_at_once(self):
+        """Each worker thread renders a reference list once per snapshot and reuses it: after
+        a change in the database, no thread may answer its older rendering."""
+        def disabled():
+            return {json.loads(stack.get("/v1/pairs").body)["pairs"][0]["b2a_disabled"]
+                    for _ in range(40)}  # 40 requests over the stack's threads
+
+        before = disabled()
+        self.assertEqual(len(before), 1)
+        stack.sql("UPDATE pairs SET b2a_disabled = NOT b2a_disabled ORDER BY id LIMIT 1")
+        try:
+            self.assertEqual(disabled(), {not before.pop()})
+        finally:
+            stack.sql("UPDATE pairs SET b2a_disabled = NOT b2a_disabled ORDER BY id LIMIT 1")
+
     def test_same_file_twice_changes_nothing(self):
         self.assertEqual(stack.admin("import", fixture.path).returncode, 0)
         before = checksums()
