@@ -123,12 +123,13 @@ def _run(args, timeout=120, **kwargs):
 
 class Stack:
     def __init__(self, fixture=None, threads=4, config=None, worker_env=None, db_port=None,
-                 accounts=False, replica=False):
+                 accounts=False, replica=False, nginx_cache=False):
         """fixture: JSON document to import, or None. config: extra worker config keys (dict).
         worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides).
         db_port: also serve MariaDB on 127.0.0.1:db_port (0: a free port; implied by replica).
         accounts: the worker uses the least-privilege reader and writer accounts.
-        replica: a replica replicating from the primary serves the worker's reads."""
+        replica: a replica replicating from the primary serves the worker's reads.
+        nginx_cache: nginx's response cache on, as in production (scripts/nginx-start)."""
         for binary in (WORKER, ADMIN):
             if not binary.exists():
                 raise StackError(f"{binary} not found: build first (scripts/build), "
@@ -143,6 +144,7 @@ class Stack:
         self.replica_socket = self.replica_dir / "mysqld.sock"
         self.replica = replica
         self.accounts = accounts
+        self.nginx_cache = nginx_cache
         self.db_port = 0 if replica and db_port is None else db_port
         self.replica_port = None  # the replica also listens on 127.0.0.1:replica_port
         self.fcgi_socket = self.dir / "fcgi.sock"
@@ -334,7 +336,9 @@ class Stack:
         for attempt in range(3):  # the free port can be taken between picking and binding
             self.port = _free_port()
             try:
-                _run([SCRIPTS / "nginx-start", self.nginx_prefix, self.port, self.fcgi_socket])
+                _run([SCRIPTS / "nginx-start", self.nginx_prefix, self.port, self.fcgi_socket],
+                     env={**os.environ,
+                          "NGINX_CONNECTOR_CACHE": "on" if self.nginx_cache else "off"})
                 return
             except StackError:
                 if attempt == 2:

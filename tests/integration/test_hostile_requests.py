@@ -45,15 +45,7 @@ before = {}  # what the stack answered and which processes served it, before any
 
 def setUpModule():
     global stack
-    saved = os.environ.get("NGINX_CONNECTOR_CACHE")
-    os.environ["NGINX_CONNECTOR_CACHE"] = "on"
-    try:
-        stack = Stack(fixture=fixture.path, threads=4)
-    finally:
-        if saved is None:
-            del os.environ["NGINX_CONNECTOR_CACHE"]
-        else:
-            os.environ["NGINX_CONNECTOR_CACHE"] = saved
+    stack = Stack(fixture=fixture.path, threads=4, nginx_cache=True)
     before["pids"] = worker_pids()
     before["networks"] = stack.get("/v1/networks").body
     before["history"] = stack.get("/v1/history?page_size=3").body

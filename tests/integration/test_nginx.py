@@ -52,15 +52,7 @@ fixture = Fixture()
 
 def setUpModule():
     global stack
-    saved = os.environ.get("NGINX_CONNECTOR_CACHE")
-    os.environ["NGINX_CONNECTOR_CACHE"] = "on"
-    try:
-        stack = Stack(fixture=fixture.path, threads=4)
-    finally:
-        if saved is None:
-            del os.environ["NGINX_CONNECTOR_CACHE"]
-        else:
-            os.environ["NGINX_CONNECTOR_CACHE"] = saved
+    stack = Stack(fixture=fixture.path, threads=4, nginx_cache=True)
 
 
 def tearDownModule():
