@@ -63,7 +63,8 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       config_(config),
       slot_(slot),
       access_log_(access_log),
-      reference_(std::chrono::milliseconds(config.worker.reference_refresh_ms)) {
+      reference_(std::chrono::milliseconds(config.worker.reference_refresh_ms)),
+      supply_(std::chrono::milliseconds(config.worker.reference_refresh_ms)) {
   if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
 }
 
@@ -156,7 +157,7 @@ void WorkerPool::serve() {
   const unsigned budget_ms = config_.worker.request_timeout_ms;
   db::Database reader(db::read_targets(config_.db), db::connection_options(config_.db, budget_ms));
   db::Database writer(db::write_targets(config_.db), db::connection_options(config_.db, budget_ms));
-  api::Router router({reader, writer, reference_});
+  api::Router router({reader, writer, reference_, supply_});
   auto& board = metrics::scoreboard();
   const int pid = static_cast<int>(::getpid());
   const int epoll_fd = make_epoll();

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "db/reference_store.h"
+#include "db/supply_store.h"
 #include "metrics/scoreboard.h"
 #include "util/access_log.h"
 
@@ -42,6 +43,7 @@ class WorkerPool {
   metrics::ProcessSlot& slot_;
   const util::AccessLog& access_log_;
   db::ReferenceCache reference_;
+  db::SupplyCache supply_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};

@@ -1,12 +1,14 @@
-// GET /v1/ab: status, height and coin supply per chain.
+// GET /v1/ab: status, height and coin supply per chain, from the process's supply snapshot.
 #include "api/endpoints.h"
 #include "chain/amount.h"
-#include "db/supply_store.h"
+#include "json/rendered_body.h"
 
 namespace connector::api {
+namespace {
 
-std::string_view chain_supply(const http::QueryParams&, Services& services, json::JsonWriter& out) {
-  const auto chains = db::load_chain_supply(services.db);
+using Chains = std::vector<db::ChainSupply>;
+
+void write_chains(json::JsonWriter& out, const Chains& chains) {
   out.StartObject();
   json::key(out, "chains");
   out.StartArray();
@@ -26,6 +28,13 @@ std::string_view chain_supply(const http::QueryParams&, Services& services, json
   }
   out.EndArray();
   out.EndObject();
+}
+
+}  // namespace
+
+std::string_view chain_supply(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+  thread_local json::RenderedBody<Chains> rendered;
+  json::write_rendered(out, rendered, services.supply.get(services.db), write_chains);
   return kSupplyCacheControl;
 }
 

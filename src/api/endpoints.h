@@ -6,17 +6,19 @@
 
 #include "db/database.h"
 #include "db/reference_store.h"
+#include "db/supply_store.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
 
 namespace connector::api {
 
-// What an endpoint may use: the thread's read and write connections and the shared reference
-// snapshot.
+// What an endpoint may use: the thread's read and write connections and the process's shared
+// snapshots.
 struct Services {
   db::Database& db;      // reads: replicas, then the primary
   db::Database& writer;  // the one write, on the primary
   db::ReferenceCache& reference;
+  db::SupplyCache& supply;
 };
 
 using Endpoint = std::string_view (*)(const http::QueryParams& params, Services& services,

@@ -53,7 +53,7 @@ struct WorkerSettings {
   unsigned slow_request_ms = 1000;     // requests slower than this are logged as slow
   std::string access_log = "stderr";   // a file path, "stderr" or "off"
   unsigned shutdown_timeout_s = 30;    // how long stopping waits for requests in flight
-  unsigned reference_refresh_ms = 1000;
+  unsigned reference_refresh_ms = 1000;  // reload of the reference and supply snapshots
 };
 
 struct Config {

@@ -4,7 +4,6 @@
 
 #include "db/rows.h"
 #include "metrics/scoreboard.h"
-#include "util/log.h"
 
 namespace connector::db {
 namespace {
@@ -83,39 +82,22 @@ ReferenceData load_reference_data(Database& db) {
   });
 }
 
-std::shared_ptr<const domain::ReferenceData> ReferenceCache::store(domain::ReferenceData loaded) {
-  auto snapshot = std::make_shared<const domain::ReferenceData>(std::move(loaded));
+namespace {
+
+domain::ReferenceData load_counted(Database& db) {
+  auto data = load_reference_data(db);
   metrics::increment(&metrics::Scoreboard::reference_reloads);
-  std::lock_guard lock(mutex_);
-  snapshot_ = snapshot;
-  loaded_at_ = Clock::now();
-  loading_ = false;
-  return snapshot;
+  return data;
+}
+
+}  // namespace
+
+std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
+  return snapshot_.get([&db] { return load_counted(db); });
 }
 
 std::shared_ptr<const domain::ReferenceData> ReferenceCache::refresh(Database& db) {
-  return store(load_reference_data(db));
-}
-
-std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
-  {
-    std::lock_guard lock(mutex_);
-    const bool fresh = Clock::now() - loaded_at_ < refresh_interval_;
-    if (snapshot_ && (fresh || loading_)) return snapshot_;
-    loading_ = true;
-  }
-  try {
-    return store(load_reference_data(db));
-  } catch (const std::exception& e) {
-    std::lock_guard lock(mutex_);
-    loading_ = false;
-    if (!snapshot_) throw;
-    loaded_at_ = Clock::now();  // keep serving the old snapshot; try again after the interval
-    util::log_warning(std::string("reference data refresh failed, serving the previous "
-                                  "snapshot: ") +
-                      e.what());
-    return snapshot_;
-  }
+  return snapshot_.refresh([&db] { return load_counted(db); });
 }
 
 }  // namespace connector::db

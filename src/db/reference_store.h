@@ -4,22 +4,24 @@
 // query per request.
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "db/database.h"
+#include "db/snapshot.h"
 #include "domain/reference_data.h"
 
 namespace connector::db {
 
 domain::ReferenceData load_reference_data(Database& db);
 
+// The reference data of this process's threads, reloaded when older than the refresh interval.
+// A failed reload keeps serving the previous snapshot for as long as reloads fail (the data
+// changes rarely, and networks, connects and pairs keep answering while the database is away).
 class ReferenceCache {
  public:
   explicit ReferenceCache(std::chrono::milliseconds refresh_interval)
-      : refresh_interval_(refresh_interval) {}
+      : snapshot_("reference data", refresh_interval) {}
 
-  // The current snapshot, reloaded through db when older than the refresh interval. When a
-  // reload fails the previous snapshot keeps serving; with none yet, the failure propagates.
+  // The current snapshot, reloaded through db when due; with none yet, a failure propagates.
   std::shared_ptr<const domain::ReferenceData> get(Database& db);
 
   // Reloads now, whatever the snapshot's age: for data newer than the snapshot (a record naming
@@ -27,15 +29,7 @@ class ReferenceCache {
   std::shared_ptr<const domain::ReferenceData> refresh(Database& db);
 
  private:
-  using Clock = std::chrono::steady_clock;
-
-  std::shared_ptr<const domain::ReferenceData> store(domain::ReferenceData loaded);
-
-  const std::chrono::milliseconds refresh_interval_;
-  std::mutex mutex_;
-  std::shared_ptr<const domain::ReferenceData> snapshot_;
-  Clock::time_point loaded_at_{};
-  bool loading_ = false;  // one thread reloads while the others keep serving the old snapshot
+  Snapshot<domain::ReferenceData> snapshot_;
 };
 
 }  // namespace connector::db

@@ -1,9 +1,13 @@
 #pragma once
-// Reads the per-chain status, height and coin supply the nodes write (/v1/ab).
+// Reads the per-chain status, height and coin supply the nodes write (/v1/ab), and keeps them
+// in memory for the threads of a worker process.
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "db/database.h"
+#include "db/snapshot.h"
 
 namespace connector::db {
 
@@ -17,5 +21,21 @@ struct ChainSupply {
 };
 
 std::vector<ChainSupply> load_chain_supply(Database& db);
+
+// Status and supply reloaded when older than the refresh interval, like the reference data, but
+// live data: served at most two intervals old, so a database outage becomes a 503 after that
+// (while nginx's cache may still answer with its own stale copy).
+class SupplyCache {
+ public:
+  explicit SupplyCache(std::chrono::milliseconds refresh_interval)
+      : snapshot_("chain supply", refresh_interval, 2 * refresh_interval) {}
+
+  std::shared_ptr<const std::vector<ChainSupply>> get(Database& db) {
+    return snapshot_.get([&db] { return load_chain_supply(db); });
+  }
+
+ private:
+  Snapshot<std::vector<ChainSupply>> snapshot_;
+};
 
 }  // namespace connector::db

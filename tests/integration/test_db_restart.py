@@ -68,6 +68,36 @@ class DatabaseRestart(unittest.TestCase):
 
 
 
+class SupplyDuringAnOutage(unittest.TestCase):
+    """/v1/ab comes from the worker's supply snapshot: while the database is down it is served
+    until it is two reload intervals old, then the answer is the 503."""
+
+    def test_ab_is_served_from_memory_for_two_intervals_at_most(self):
+        interval_s = 3.0  # long enough for the database to stop (1.5-2 s here) inside it
+        with Stack(fixture=fixture.path, threads=2,
+                   config={"reference_refresh_ms": int(interval_s * 1000)}) as s:
+            first = s.get("/v1/ab")  # loads the snapshot
+            loaded_by = time.monotonic()
+            self.assertEqual(first.status, 200)
+            s.stop_mariadb()
+            answers = []  # (seconds since loaded_by when sent, answer)
+            while time.monotonic() < loaded_by + 2 * interval_s + 1.5:
+                answers.append((time.monotonic() - loaded_by, s.get("/v1/ab")))
+                time.sleep(0.05)
+            s.start_mariadb()
+            young = [r for sent, r in answers if sent < 2 * interval_s - 0.5]
+            old = [r for sent, r in answers if sent >= 2 * interval_s]
+            self.assertTrue(young, "the database took too long to stop for this test")
+            self.assertTrue(old)
+            for r in young:
+                self.assertEqual((r.status, r.body), (200, first.body))
+            for r in old:
+                self.assertEqual(r.status, 503, r)
+                self.assertEqual(r.json()["error"]["code"], "unavailable")
+                self.assertEqual(r.headers["Retry-After"], "1")
+            self.assertTrue(wait_for(lambda: s.get("/v1/ab").status == 200))
+
+
 class SchemaMismatch(unittest.TestCase):
     def test_a_broken_query_is_a_500_that_leaks_nothing(self):
         stack.sql("ALTER TABLE history RENAME COLUMN status_message TO status_message_renamed")

@@ -114,7 +114,8 @@ ErrorBody parse_error_body(const std::string& body) {
 struct RouterFixture {
   db::Database database{db::read_targets({}), db::connection_options({})};
   db::ReferenceCache cache{std::chrono::milliseconds(1000)};
-  api::Router router{{database, database, cache}};
+  db::SupplyCache supply{std::chrono::milliseconds(1000)};
+  api::Router router{{database, database, cache, supply}};
 
   Answer get(std::string_view path, std::string_view query = {}, std::string_view id = "rid-1",
              std::string_view method = "GET", std::string_view if_none_match = {}) {
@@ -324,7 +325,8 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   settings.read_timeout_s = 1;
   db::Database database(db::read_targets(settings), db::connection_options(settings));
   db::ReferenceCache cache(std::chrono::milliseconds(1000));
-  api::Router router({database, database, cache});
+  db::SupplyCache supply(std::chrono::milliseconds(1000));
+  api::Router router({database, database, cache, supply});
 
   const auto started = std::chrono::steady_clock::now();
   const Answer a = take_apart(router.handle({"GET", "/v1/history", "page_id=0", {}, "db-down-1"}));
