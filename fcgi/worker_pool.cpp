@@ -63,18 +63,21 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       config_(config),
       slot_(slot),
       access_log_(access_log),
-      reference_(std::chrono::milliseconds(config.worker.reference_refresh_ms)),
-      supply_(std::chrono::milliseconds(config.worker.reference_refresh_ms)) {
+      reference_(db::refresh_interval(config)),
+      supply_(db::refresh_interval(config)),
+      refresher_(config, reference_, supply_, breaker_) {
   if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
 }
 
 WorkerPool::~WorkerPool() {
   request_stop();
   join();
+  refresher_.stop();
   ::close(stop_fd_);
 }
 
 void WorkerPool::start() {
+  refresher_.start();
   slot_.threads.store(config_.worker.threads);
   for (unsigned i = 0; i < config_.worker.threads; ++i) threads_.emplace_back([this] { serve(); });
 }
@@ -155,8 +158,10 @@ void WorkerPool::count_request() {
 void WorkerPool::serve() {
   db::DriverThreadScope driver_thread;
   const unsigned budget_ms = config_.worker.request_timeout_ms;
-  db::Database reader(db::read_targets(config_.db), db::connection_options(config_.db, budget_ms));
-  db::Database writer(db::write_targets(config_.db), db::connection_options(config_.db, budget_ms));
+  db::Database reader(db::read_targets(config_.db), db::connection_options(config_.db, budget_ms),
+                      &breaker_);
+  db::Database writer(db::write_targets(config_.db), db::connection_options(config_.db, budget_ms),
+                      &breaker_);
   api::Router router({reader, writer, reference_, supply_});
   auto& board = metrics::scoreboard();
   const int pid = static_cast<int>(::getpid());
@@ -174,6 +179,11 @@ void WorkerPool::serve() {
     // Another thread or process may have taken the connection: the socket is non-blocking.
     if (FCGX_Accept_r(&request) < 0) continue;
     const auto started = Clock::now();
+    // One deadline for all the request's database work, on both connections.
+    const auto deadline = budget_ms == 0 ? Clock::time_point::max()
+                                         : started + std::chrono::milliseconds(budget_ms);
+    reader.set_deadline(deadline);
+    writer.set_deadline(deadline);
     slot_.active.fetch_add(1);
     board.accepted.fetch_add(1, std::memory_order_relaxed);
     note_active(board);

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "config/config.h"
+#include "db/circuit_breaker.h"
 #include "db/reference_store.h"
+#include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
 #include "metrics/scoreboard.h"
 #include "util/access_log.h"
@@ -44,6 +46,8 @@ class WorkerPool {
   const util::AccessLog& access_log_;
   db::ReferenceCache reference_;
   db::SupplyCache supply_;
+  db::CircuitBreaker breaker_;
+  db::SnapshotRefresher refresher_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};

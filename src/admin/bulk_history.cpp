@@ -76,6 +76,7 @@ std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& optio
   execute(db, "SET foreign_key_checks = 1");
   execute(db, "SET @connector_bulk_load = NULL");
   rebuild_counts(db);
+  refresh_statistics(db);
   shown.finish();
   return first;
 }

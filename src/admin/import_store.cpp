@@ -278,9 +278,16 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Prog
     db.rollback();
     throw;
   }
+  refresh_statistics(db);
   return {batch.networks.size(),        batch.assets.size(), batch.connects.size(),
           batch.pairs.size(),           batch.chains.size(), batch.history.size(),
           batch.deposit_accounts.size()};
+}
+
+void refresh_statistics(db::Database& db) {
+  auto rs = db.query("ANALYZE TABLE history, history_counts, deposit_accounts");
+  while (rs->next()) {
+  }
 }
 
 }  // namespace connector::admin

@@ -31,4 +31,9 @@ void write_history_rows(db::Database& db, std::span<const HistoryRow> rows, cons
 void write_deposit_account_rows(db::Database& db, std::span<const DepositAccountRow> rows,
                                 const ChainRefs& refs);
 
+// ANALYZE TABLE of the tables a load fills: after a bulk load InnoDB's statistics may still say
+// the tables are empty. The service's plans do not depend on them (db/history_statements.h),
+// but other clients of the database (and EXPLAIN) do.
+void refresh_statistics(db::Database& db);
+
 }  // namespace connector::admin

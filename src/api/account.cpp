@@ -33,7 +33,7 @@ std::string_view account(const http::QueryParams& params, Services& services,
   const auto recipient_slug = required(params, "recipient_blockchain");
   const auto deposit_slug = required(params, "deposit_blockchain");
 
-  const auto data = services.reference.get(services.db);
+  const auto data = services.reference.get();
   const auto recipient = parse_address("recipient_address", address_text);
   const auto& recipient_chain = parse_slug("recipient_blockchain", recipient_slug, *data);
   const auto& deposit_chain = parse_slug("deposit_blockchain", deposit_slug, *data);
@@ -60,10 +60,7 @@ std::string_view account(const http::QueryParams& params, Services& services,
   const db::DepositAccount mapping{deposit_chain.ref, deposit_text, recipient_chain.ref,
                                    recipient.checksummed()};
   try {
-    // Most requests ask again for an address already recorded: a read answers them.
-    if (!db::deposit_account_recorded(services.db, mapping)) {
-      db::record_deposit_account(services.writer, mapping);
-    }
+    db::record_deposit_account(services.writer, mapping);
   } catch (const db::DatabaseError& e) {
     throw db::DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
   }

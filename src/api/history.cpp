@@ -74,7 +74,7 @@ HistoryQuery parse_query(const http::QueryParams& params, const domain::Referenc
 
 std::string_view history(const http::QueryParams& params, Services& services,
                          json::JsonWriter& out) {
-  const auto data = services.reference.get(services.db);
+  const auto data = services.reference.get();
   const HistoryQuery q = parse_query(params, *data);
 
   const auto page = db::find_history_page(services.db, q.filter, q.page_id, q.page_size, q.order);

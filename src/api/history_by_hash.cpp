@@ -18,7 +18,7 @@ std::string_view history_by_hash(const http::QueryParams& params, Services& serv
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
   const auto reference =
-      reference_covering(services, services.reference.get(services.db), std::span(&*record, 1));
+      reference_covering(services, services.reference.get(), std::span(&*record, 1));
   json::write_history_record(out, *record, *reference, /*with_status_message=*/true);
   // Confirmed and Error are final: the record will not change again.
   const bool final = record->status == "Confirmed" || record->status == "Error";

@@ -1,8 +1,5 @@
 #include "api/ops.h"
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
-
 #include <ctime>
 #include <memory>
 
@@ -25,10 +22,7 @@ std::string_view healthz(Services&, rapidjson::StringBuffer& out) {
 }
 
 std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
-  services.db.run([](db::Database& session) {
-    std::unique_ptr<sql::ResultSet> rs(session.prepare("SELECT 1").executeQuery());
-    return rs->next();
-  });
+  services.db.run([](db::Database& session) { return session.query("SELECT 1")->next(); });
   put(out, R"({"status":"ready"})");
   return kJson;
 }

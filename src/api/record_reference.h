@@ -1,7 +1,7 @@
 #pragma once
 // History records name their chains and assets by id and are rendered from the in-memory
-// reference snapshot; a record newer than the snapshot (its asset imported a moment ago) makes
-// the snapshot reload once.
+// reference snapshot; a record newer than the snapshot (its asset imported a moment ago) waits
+// for the refresher's next reload (a 503 if that does not cover it either).
 #include <memory>
 #include <span>
 

@@ -16,7 +16,7 @@ std::string_view write_reference_list(Services& services, json::JsonWriter& out,
                                       RenderedList& rendered, std::string_view key,
                                       std::vector<Item> domain::ReferenceData::*items,
                                       WriteItem write_item) {
-  json::write_rendered(out, rendered, services.reference.get(services.db),
+  json::write_rendered(out, rendered, services.reference.get(),
                        [&](json::JsonWriter& w, const domain::ReferenceData& data) {
                          w.StartObject();
                          json::key(w, key);

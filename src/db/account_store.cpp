@@ -1,37 +1,57 @@
 #include "db/account_store.h"
 
-#include <cppconn/prepared_statement.h>
-#include <cppconn/resultset.h>
-
-#include <memory>
+#include "util/log.h"
 
 namespace connector::db {
+namespace {
 
-void record_deposit_account(Database& db, const DepositAccount& account) {
-  db.run([&](Database& session) {
-    auto& stmt = session.prepare(
-        "INSERT IGNORE INTO deposit_accounts "
-        "(deposit_chain, deposit_address, recipient_chain, recipient_address) "
-        "VALUES (?, ?, ?, ?)");
-    stmt.setUInt(1, account.deposit_chain);
-    stmt.setString(2, account.deposit_address);
-    stmt.setUInt(3, account.recipient_chain);
-    stmt.setString(4, account.recipient_address);
-    stmt.executeUpdate();
-  });
+constexpr int kDuplicateKey = 1062;  // ER_DUP_ENTRY
+
+enum class Binding { kAbsent, kThisRecipient, kAnotherRecipient };
+
+Binding binding(Database& db, const DepositAccount& account) {
+  auto rs = db.query(
+      "SELECT recipient_chain, recipient_address FROM deposit_accounts "
+      "WHERE deposit_chain = ? AND deposit_address = ?",
+      {std::uint64_t{account.deposit_chain}, account.deposit_address});
+  if (!rs->next()) return Binding::kAbsent;
+  const bool same = read_value<std::uint16_t>(*rs, 1) == account.recipient_chain &&
+                    read_value<std::string>(*rs, 2) == account.recipient_address;
+  return same ? Binding::kThisRecipient : Binding::kAnotherRecipient;
 }
 
-bool deposit_account_recorded(Database& db, const DepositAccount& account) {
-  return db.run([&](Database& session) {
-    auto& stmt = session.prepare(
-        "SELECT recipient_chain, recipient_address FROM deposit_accounts "
-        "WHERE deposit_chain = ? AND deposit_address = ?");
-    stmt.setUInt(1, account.deposit_chain);
-    stmt.setString(2, account.deposit_address);
-    std::unique_ptr<sql::ResultSet> rs(stmt.executeQuery());
-    return rs->next() && rs->getUInt(1) == account.recipient_chain &&
-           std::string(rs->getString(2)) == account.recipient_address;
+bool insert(Database& db, const DepositAccount& account) {
+  try {
+    return db.execute(
+               "INSERT INTO deposit_accounts "
+               "(deposit_chain, deposit_address, recipient_chain, recipient_address) "
+               "VALUES (?, ?, ?, ?)",
+               {std::uint64_t{account.deposit_chain}, account.deposit_address,
+                std::uint64_t{account.recipient_chain}, account.recipient_address}) == 1;
+  } catch (const sql::SQLException& e) {
+    if (e.getErrorCode() != kDuplicateKey) throw;
+    return false;  // another request recorded it a moment ago: looked at again by the caller
+  }
+}
+
+}  // namespace
+
+void record_deposit_account(Database& db, const DepositAccount& account) {
+  const Binding result = db.run([&](Database& session) {
+    const Binding found = binding(session, account);
+    if (found != Binding::kAbsent) return found;
+    if (insert(session, account)) return Binding::kThisRecipient;
+    return binding(session, account);  // a concurrent request inserted it first
   });
+  if (result == Binding::kAbsent) {
+    throw DatabaseUnavailable("the deposit address could not be shown recorded");
+  }
+  if (result == Binding::kAnotherRecipient) {
+    util::log_error("deposit address " + account.deposit_address + " on chain " +
+                    std::to_string(account.deposit_chain) +
+                    " is recorded for another recipient than " + account.recipient_address);
+    throw DatabaseUnavailable("the deposit address is recorded for another recipient");
+  }
 }
 
 }  // namespace connector::db

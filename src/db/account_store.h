@@ -14,14 +14,12 @@ struct DepositAccount {
   std::string recipient_address;      // EIP-55
 };
 
-// Insert-if-absent on the unique (deposit chain, deposit address) key: repeating it is harmless.
-// INSERT IGNORE rather than ON DUPLICATE KEY UPDATE, so the writer account needs INSERT on this
-// one table and nothing else; the values are validated, so IGNORE hides only the duplicate.
-// Throws DatabaseUnavailable when it cannot be recorded.
+// Records the mapping on the primary (db: the write connection) and proves it recorded: the
+// row that holds the deposit address afterwards names this very recipient. Insert-if-absent on
+// the unique (deposit chain, deposit address) key, so repeating it is harmless; a plain INSERT,
+// not INSERT IGNORE, so no error is turned into a warning. Throws DatabaseUnavailable when the
+// address is bound to another recipient, and DatabaseError/DatabaseUnavailable when the write
+// fails: the caller answers 503 and shows no address.
 void record_deposit_account(Database& db, const DepositAccount& account);
-
-// True when the mapping is already recorded (read through the read servers: a replica that lags
-// only costs one more idempotent insert on the primary).
-bool deposit_account_recorded(Database& db, const DepositAccount& account);
 
 }  // namespace connector::db

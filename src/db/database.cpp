@@ -1,5 +1,6 @@
 #include "db/database.h"
 
+#include <cppconn/datatype.h>
 #include <cppconn/prepared_statement.h>
 #include <cppconn/statement.h>
 #include <mysql_connection.h>
@@ -17,10 +18,20 @@ namespace {
 // After a failed connect, a server is skipped for this long instead of hammering it.
 constexpr auto kReconnectPause = std::chrono::milliseconds(200);
 
+// The session's max_statement_time is changed (one round trip) only when the deadline has moved
+// more than this from it: a statement may outlive its request's deadline by at most this much.
+constexpr unsigned kStatementTimeoutSlackMs = 50;
+
+unsigned whole_seconds_at_least_one(unsigned ms) { return std::max(1u, ms / 1000); }
+
 sql::mysql::MySQL_Driver* driver() { return sql::mysql::get_mysql_driver_instance(); }
 
+// connect_timeout_s: what is left of the request's budget, at most the configured one. The read
+// timeout stops a wait on a server that is hung rather than down: the request's budget in whole
+// seconds (rounded down, so it ends within the budget), at most the configured one.
 sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
-                                       const ConnectionOptions& options) {
+                                       const ConnectionOptions& options,
+                                       unsigned connect_timeout_s) {
   sql::ConnectOptionsMap map;
   const auto& endpoint = target.endpoint;
   map["hostName"] = endpoint.socket.empty() ? sql::SQLString("tcp://" + endpoint.host)
@@ -29,24 +40,17 @@ sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
   map["userName"] = sql::SQLString(target.user);
   map["password"] = sql::SQLString(target.password);
   map["schema"] = sql::SQLString(options.database);
-  map["OPT_CONNECT_TIMEOUT"] = static_cast<int>(options.connect_timeout_s);
-  map["OPT_READ_TIMEOUT"] = static_cast<int>(options.read_timeout_s);
-  map["OPT_WRITE_TIMEOUT"] = static_cast<int>(options.read_timeout_s);
+  const unsigned read_timeout_s =
+      options.statement_timeout_ms == 0
+          ? options.read_timeout_s
+          : std::min(options.read_timeout_s,
+                     whole_seconds_at_least_one(options.statement_timeout_ms));
+  map["OPT_CONNECT_TIMEOUT"] = static_cast<int>(connect_timeout_s);
+  map["OPT_READ_TIMEOUT"] = static_cast<int>(read_timeout_s);
+  map["OPT_WRITE_TIMEOUT"] = static_cast<int>(read_timeout_s);
   map["OPT_RECONNECT"] = false;  // we reconnect ourselves, re-preparing statements
   map["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
   return map;
-}
-
-// The request budget, enforced by the server: statements stop at max_statement_time, and lock
-// waits at the same bound, so one slow query cannot pin a worker thread.
-void apply_statement_timeout(sql::Connection& connection, unsigned timeout_ms) {
-  if (timeout_ms == 0) return;
-  const unsigned lock_wait_s = std::max(1u, (timeout_ms + 999) / 1000);
-  std::unique_ptr<sql::Statement> statement(connection.createStatement());
-  statement->execute("SET SESSION max_statement_time = " + std::to_string(timeout_ms / 1000) + "." +
-                     std::to_string(timeout_ms % 1000 + 1000).substr(1) +
-                     ", lock_wait_timeout = " + std::to_string(lock_wait_s) +
-                     ", innodb_lock_wait_timeout = " + std::to_string(lock_wait_s));
 }
 
 }  // namespace
@@ -76,10 +80,35 @@ bool is_unavailable_error(int error_code) {
   return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
 }
 
-bool is_budget_error(int error_code) {
+bool is_server_state_error(int error_code) {
   return error_code == 1205      // ER_LOCK_WAIT_TIMEOUT (lock_wait_timeout, innodb_lock_...)
-         || error_code == 1969;  // ER_STATEMENT_TIMEOUT (max_statement_time)
+         || error_code == 1969   // ER_STATEMENT_TIMEOUT (max_statement_time)
+         || error_code == 1461;  // ER_MAX_PREPARED_STMT_COUNT_REACHED
 }
+
+namespace {
+
+// The server did not answer at all: these count towards opening the circuit breaker.
+bool is_no_answer_error(int error_code) {
+  static constexpr std::array kCodes = {2002, 2003, 2006, 2013, 2055, 4031};
+  return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
+}
+
+void bind(sql::PreparedStatement& statement, const Params& params) {
+  int index = 1;
+  for (const auto& param : params) {
+    if (const auto* text = std::get_if<std::string>(&param)) {
+      statement.setString(index, *text);
+    } else if (const auto* number = std::get_if<std::uint64_t>(&param)) {
+      statement.setUInt64(index, *number);
+    } else {
+      statement.setNull(index, sql::DataType::VARCHAR);
+    }
+    ++index;
+  }
+}
+
+}  // namespace
 
 void init_driver() { driver(); }
 
@@ -103,15 +132,19 @@ ConnectionOptions connection_options(const config::DatabaseSettings& s,
   return {s.name, s.connect_timeout_s, s.read_timeout_s, statement_timeout_ms, s.failback_s};
 }
 
-Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options)
-    : options_(std::move(options)) {
+Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options,
+                   CircuitBreaker* breaker, bool probe)
+    : options_(std::move(options)), breaker_(breaker), probe_(probe) {
   for (auto& target : targets) servers_.push_back({std::move(target)});
 }
 
 Database::~Database() { disconnect(); }
 
 void Database::disconnect() noexcept {
+  running_ = nullptr;
   statements_.clear();  // statements must go before their connection
+  recency_.clear();
+  session_timeout_ms_ = 0;
   try {
     connection_.reset();
   } catch (...) {  // closing a dead connection may throw; it is gone either way
@@ -122,17 +155,30 @@ std::string Database::server() const {
   return connection_ ? servers_[current_].target.endpoint.describe() : std::string();
 }
 
+Database::Clock::duration Database::remaining() const {
+  if (deadline_ == Clock::time_point::max()) return Clock::duration::max();
+  return deadline_ - Clock::now();
+}
+
 bool Database::try_connect(std::size_t index) {
   auto& server = servers_[index];
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = Clock::now();
   if (now - server.last_failure < kReconnectPause) return false;
+  const auto left_s = std::chrono::duration_cast<std::chrono::seconds>(remaining()).count();
+  const auto connect_timeout_s =
+      static_cast<unsigned>(std::min<std::int64_t>(options_.connect_timeout_s, left_s));
+  if (connect_timeout_s == 0) {  // 0 would mean the client's default: wait far too long
+    last_connect_error_ = "no time left in the request's budget to connect";
+    return false;
+  }
   try {
-    auto options = connect_options(server.target, options_);
+    auto options = connect_options(server.target, options_, connect_timeout_s);
     connection_.reset(driver()->connect(options));
-    apply_statement_timeout(*connection_, options_.statement_timeout_ms);
+    fit_statement_timeout();
   } catch (const sql::SQLException& e) {
     server.last_failure = now;
     disconnect();
+    note_no_answer();
     // The message names no password; it may name the host, so it stays in the log only.
     const std::string reason =
         std::string(e.what()) + " (code " + std::to_string(e.getErrorCode()) + ")";
@@ -149,10 +195,16 @@ bool Database::try_connect(std::size_t index) {
 }
 
 void Database::ensure_connected() {
+  if (remaining() <= Clock::duration::zero()) {
+    throw DatabaseUnavailable("the request's time budget is spent");
+  }
+  if (breaker_ && breaker_->open() && !probe_) {
+    throw DatabaseUnavailable("the database did not answer lately; waiting for a probe");
+  }
   if (connection_ && !connection_->isClosed()) {
     const bool on_fallback = current_ != 0;
     const auto failback_after = std::chrono::seconds(options_.failback_s);
-    if (!on_fallback || std::chrono::steady_clock::now() - connected_at_ < failback_after) return;
+    if (!on_fallback || Clock::now() - connected_at_ < failback_after) return;
   }
   disconnect();
   for (std::size_t i = 0; i < servers_.size(); ++i) {
@@ -166,27 +218,108 @@ void Database::ensure_connected() {
 void Database::handle_failure(const sql::SQLException& e, int attempt) {
   metrics::increment(&metrics::Scoreboard::db_errors);
   const int code = e.getErrorCode();
-  if (is_budget_error(code) && connection_ && !connection_->isClosed()) {
-    // The request's time budget ran out in the server: a retry would spend it a second time,
-    // and the connection itself is sound, so it is kept.
-    util::log_warning("database " + server() + ": " + e.what() + " (code " + std::to_string(code) +
-                      "): the request's time budget is spent");
-    throw DatabaseUnavailable("the database did not answer within the request's time budget");
+  drop_running_statement();
+  const std::string what =
+      "database " + server() + ": " + e.what() + " (code " + std::to_string(code) + ")";
+  if (is_server_state_error(code) && connection_ && !connection_->isClosed()) {
+    // The server answered, about its own state: a retry would spend the budget again or meet
+    // the same full cache, and the connection itself is sound, so it is kept.
+    util::log_warning(what + ": answered 503");
+    throw DatabaseUnavailable("the database cannot serve this statement now");
   }
   const bool lost = is_unavailable_error(code) || !connection_ || connection_->isClosed();
   if (!lost) {
     throw DatabaseError("database error " + std::to_string(code) + ": " + e.what());
   }
-  util::log_warning("database " + server() + ": " + e.what() + " (code " + std::to_string(code) +
-                    ")" + (attempt == 0 ? ", reconnecting" : ""));
+  if (is_no_answer_error(code)) note_no_answer();
+  const bool retry = attempt == 0 && remaining() > Clock::duration::zero();
+  util::log_warning(what + (retry ? ", reconnecting" : ""));
   disconnect();
-  if (attempt > 0) throw DatabaseUnavailable("the database cannot answer now");
+  if (!retry) throw DatabaseUnavailable("the database cannot answer now");
+}
+
+void Database::note_answer() {
+  if (breaker_) breaker_->record_answer();
+}
+
+void Database::note_no_answer() {
+  if (breaker_) breaker_->record_no_answer();
+}
+
+void Database::set_statement_timeout(unsigned timeout_ms) {
+  const unsigned lock_wait_s = std::max(1u, (timeout_ms + 999) / 1000);
+  std::unique_ptr<sql::Statement> statement(connection_->createStatement());
+  statement->execute("SET SESSION max_statement_time = " + std::to_string(timeout_ms / 1000) +
+                     "." + std::to_string(timeout_ms % 1000 + 1000).substr(1) +
+                     ", lock_wait_timeout = " + std::to_string(lock_wait_s) +
+                     ", innodb_lock_wait_timeout = " + std::to_string(lock_wait_s));
+  session_timeout_ms_ = timeout_ms;
+}
+
+// The server stops a statement at the request's budget, or at what is left of it.
+void Database::fit_statement_timeout() {
+  const unsigned budget = options_.statement_timeout_ms;
+  if (budget == 0) return;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(remaining()).count();
+  const unsigned wanted =
+      static_cast<unsigned>(std::clamp<std::int64_t>(left, 1, static_cast<std::int64_t>(budget)));
+  const bool unset = session_timeout_ms_ == 0;
+  const bool too_long = wanted + kStatementTimeoutSlackMs < session_timeout_ms_;
+  const bool cut_short = session_timeout_ms_ + kStatementTimeoutSlackMs < wanted;
+  if (unset || too_long || cut_short) set_statement_timeout(wanted);
+}
+
+sql::PreparedStatement& Database::statement(const std::string& sql_text) {
+  running_ = nullptr;
+  if (auto found = statements_.find(sql_text); found != statements_.end()) {
+    recency_.splice(recency_.begin(), recency_, found->second.recency);
+    running_ = &*found->second.recency;
+    return *found->second.statement;
+  }
+  if (statements_.size() >= kMaxStatements) {
+    statements_.erase(recency_.back());  // closes it on the server
+    recency_.pop_back();
+  }
+  std::unique_ptr<sql::PreparedStatement> prepared(connection_->prepareStatement(sql_text));
+  recency_.push_front(sql_text);
+  statements_.emplace(sql_text, CachedStatement{std::move(prepared), recency_.begin()});
+  running_ = &recency_.front();
+  return *statements_.at(sql_text).statement;
+}
+
+void Database::drop_running_statement() noexcept {
+  if (running_ == nullptr || !connection_) return;
+  const auto found = statements_.find(*running_);
+  running_ = nullptr;
+  if (found == statements_.end()) return;
+  recency_.erase(found->second.recency);
+  try {
+    statements_.erase(found);
+  } catch (...) {  // closing it on a broken connection may throw; it is gone either way
+  }
 }
 
 sql::PreparedStatement& Database::prepare(const std::string& sql_text) {
-  auto& slot = statements_[sql_text];
-  if (!slot) slot.reset(connection_->prepareStatement(sql_text));
-  return *slot;
+  return statement(sql_text);
+}
+
+std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text,
+                                                const Params& params) {
+  fit_statement_timeout();
+  auto& prepared = statement(sql_text);
+  bind(prepared, params);
+  std::unique_ptr<sql::ResultSet> rs(prepared.executeQuery());
+  running_ = nullptr;
+  return rs;
+}
+
+std::uint64_t Database::execute(const std::string& sql_text, const Params& params) {
+  fit_statement_timeout();
+  auto& prepared = statement(sql_text);
+  bind(prepared, params);
+  const auto changed = static_cast<std::uint64_t>(prepared.executeUpdate());
+  running_ = nullptr;
+  return changed;
 }
 
 void Database::begin() {

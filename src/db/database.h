@@ -3,11 +3,20 @@
 // ordered list of servers (read replicas, then the primary). It reconnects by itself: a query
 // that fails because its server went away (restart, killed connection, failover) is retried once
 // on a fresh connection to the first server that answers; if none can, the caller gets
-// DatabaseUnavailable (a 503), and the next request tries again. A statement stopped by the
-// request's time budget is not retried: DatabaseUnavailable at once, the connection kept.
+// DatabaseUnavailable (a 503), and the next request tries again.
+//
+// One deadline per request: set_deadline() bounds all the database work of a request (connect,
+// every statement, the retry). Each statement runs with the server's max_statement_time cut to
+// what is left, connects wait at most what is left, nothing is retried past it, and the client's
+// read timeout (the budget in whole seconds, rounded down) stops a wait on a hung server. A
+// statement the server stops or refuses for its own state (time budget, lock wait, a full
+// statement cache) is DatabaseUnavailable at once, without a retry, and that statement is
+// dropped; the connection is kept.
 #include <cppconn/exception.h>
 
 #include <chrono>
+#include <cstdint>
+#include <list>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -15,6 +24,8 @@
 #include <vector>
 
 #include "config/config.h"
+#include "db/circuit_breaker.h"
+#include "db/statement.h"
 
 namespace sql {
 class Connection;
@@ -57,8 +68,8 @@ struct ConnectionOptions {
   std::string database;
   unsigned connect_timeout_s = 2;
   unsigned read_timeout_s = 5;
-  // The time budget of one statement, enforced by the server (max_statement_time, lock waits);
-  // 0 leaves the server's defaults.
+  // The time budget of one request, enforced by the server (max_statement_time, lock waits)
+  // and, against a hung server, by the client's read timeout; 0 leaves the server's defaults.
   unsigned statement_timeout_ms = 0;
   // How long to stay on a fallback server before trying the preferred one again.
   unsigned failback_s = 30;
@@ -66,55 +77,113 @@ struct ConnectionOptions {
 
 class Database {
  public:
-  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options);
+  using Clock = std::chrono::steady_clock;
+
+  // At most this many prepared statements per connection: the least recently used one is
+  // closed to make room. The worker's stores use a fixed set smaller than this (about 90, most
+  // of them history shapes: db/history_statements.h), so the bound only guards against a
+  // statement text that would ever be built from input.
+  static constexpr std::size_t kMaxStatements = 128;
+
+  // breaker: shared by the process's request connections (nullptr: none, as in the admin
+  // tool); a probe connection ignores an open breaker and closes it when it gets an answer.
+  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options,
+           CircuitBreaker* breaker = nullptr, bool probe = false);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
   // Runs work(*this) on a live connection, retrying once on a new connection when the old one
-  // was lost. work must be safe to repeat (reads, or idempotent writes).
+  // was lost and the deadline allows. work must be safe to repeat (reads, or idempotent writes).
   template <typename Work>
   auto run(Work&& work) -> decltype(work(*this)) {
     for (int attempt = 0;; ++attempt) {
       try {
         ensure_connected();
-        return work(*this);
+        if constexpr (std::is_void_v<decltype(work(*this))>) {
+          work(*this);
+          note_answer();
+          return;
+        } else {
+          auto result = work(*this);
+          note_answer();
+          return result;
+        }
       } catch (const sql::SQLException& e) {
         handle_failure(e, attempt);  // throws when it should not be retried
       }
     }
   }
 
-  // The prepared statement for this SQL text, prepared once per connection.
+  // Inside run(): a statement's result rows, its parameters bound in placeholder order.
+  std::unique_ptr<sql::ResultSet> query(const std::string& sql_text, const Params& params = {});
+  // Inside run(): every row of a statement, read through the row type's column table.
+  template <typename Row>
+  std::vector<Row> rows(const std::string& sql_text, const Params& params,
+                        std::span<const Column<Row>> columns) {
+    auto rs = query(sql_text, params);
+    std::vector<Row> out;
+    while (rs->next()) out.push_back(read_row(*rs, columns));
+    return out;
+  }
+  // Inside run(): a write; the number of rows it changed.
+  std::uint64_t execute(const std::string& sql_text, const Params& params = {});
+
+  // The prepared statement for this SQL text, prepared once per connection: for the admin
+  // tool's bulk writes, which bind their own rows.
   sql::PreparedStatement& prepare(const std::string& sql_text);
 
-  // Explicit transactions for the admin tool's all-or-nothing import.
+  // The request's deadline for all its database work (Clock::time_point::max(): none).
+  void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
+
+  // Explicit transactions: one read snapshot, and the admin tool's all-or-nothing import.
   void begin();
   void commit();
   void rollback() noexcept;
 
   // The server of the live connection ("" when not connected), for logs and tests.
   std::string server() const;
+  // Prepared statements held on the live connection.
+  std::size_t prepared_statements() const { return statements_.size(); }
 
  private:
+  struct CachedStatement {
+    std::unique_ptr<sql::PreparedStatement> statement;
+    std::list<std::string>::iterator recency;
+  };
+
   void ensure_connected();
   bool try_connect(std::size_t index);
   void disconnect() noexcept;
   void handle_failure(const sql::SQLException& e, int attempt);
+  void note_answer();
+  void note_no_answer();
+  sql::PreparedStatement& statement(const std::string& sql_text);
+  void drop_running_statement() noexcept;
+  void fit_statement_timeout();
+  void set_statement_timeout(unsigned timeout_ms);
+  Clock::duration remaining() const;
 
   struct Server {
     DatabaseTarget target;
-    std::chrono::steady_clock::time_point last_failure{};
+    Clock::time_point last_failure{};
   };
 
   std::vector<Server> servers_;
   ConnectionOptions options_;
+  CircuitBreaker* breaker_;
+  bool probe_;
   std::unique_ptr<sql::Connection> connection_;
   std::size_t current_ = 0;  // index of the connected server
-  std::chrono::steady_clock::time_point connected_at_{};
+  Clock::time_point connected_at_{};
   bool ever_connected_ = false;
   std::string last_connect_error_;  // for the caller's error message: "where: why"
-  std::unordered_map<std::string, std::unique_ptr<sql::PreparedStatement>> statements_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  unsigned session_timeout_ms_ = 0;  // max_statement_time of the session now (0: none set)
+  // Prepared statements by SQL text, with their use order (most recent first) for eviction.
+  std::unordered_map<std::string, CachedStatement> statements_;
+  std::list<std::string> recency_;
+  const std::string* running_ = nullptr;  // the statement being run, dropped if it fails
 };
 
 // Reads: the replicas in order, then the primary, with the read account.
@@ -128,8 +197,9 @@ ConnectionOptions connection_options(const config::DatabaseSettings& settings,
 // "this statement is wrong".
 bool is_unavailable_error(int error_code);
 
-// True for the errors of a statement stopped by the request's time budget (max_statement_time,
-// lock waits): the caller gets DatabaseUnavailable at once, without a retry.
-bool is_budget_error(int error_code);
+// True for errors the server answers about its own state, not the connection's: the request's
+// time budget (max_statement_time, lock waits) or a full statement cache (max_prepared_stmt_
+// count). The caller gets DatabaseUnavailable at once, without a retry; the connection is kept.
+bool is_server_state_error(int error_code);
 
 }  // namespace connector::db

@@ -1,72 +1,102 @@
 #include "db/reference_store.h"
 
-#include <cppconn/prepared_statement.h>
-
-#include "db/rows.h"
+#include "db/statement.h"
 #include "metrics/scoreboard.h"
 
 namespace connector::db {
 namespace {
 
+using domain::Asset;
+using domain::Chain;
+using domain::Connect;
+using domain::Pair;
 using domain::ReferenceData;
 
-std::unique_ptr<sql::ResultSet> query(Database& db, const std::string& sql_text) {
-  return std::unique_ptr<sql::ResultSet>(db.prepare(sql_text).executeQuery());
+constexpr Column<Chain> kChainColumns[] = {
+    field<&Chain::ref>("id"),
+    field<&Chain::slug>("slug"),
+    field<&Chain::network>("network"),
+    field<&Chain::chain_id>("chain_id"),
+    field<&Chain::base_chain>("base_chain"),
+    {"deposit_factory",
+     [](sql::ResultSet& rs, int column, Chain& chain) {
+       chain.deposit_factory = chain::Address::parse(read_value<std::string>(rs, column));
+     }},
+    {"deposit_init_code_hash",
+     [](sql::ResultSet& rs, int column, Chain& chain) {
+       chain.deposit_init_code_hash = chain::parse_hash32(read_value<std::string>(rs, column));
+     }},
+};
+
+constexpr Column<Asset> kAssetColumns[] = {
+    field<&Asset::id>("id"),
+    field<&Asset::chain_ref>("chain_ref"),
+    field<&Asset::address>("address"),
+    field<&Asset::name>("name"),
+    field<&Asset::symbol>("symbol"),
+    field<&Asset::decimals>("decimals"),
+    field<&Asset::asset_type>("asset_type"),
+};
+
+constexpr Column<Connect> kConnectColumns[] = {
+    field<&Connect::chain_a>("chain_a"),
+    field<&Connect::chain_b>("chain_b"),
+};
+
+// The settings of a direction are columns prefixed a2b_ or b2a_.
+template <domain::DirectionSettings Pair::*Direction>
+constexpr std::array<Column<Pair>, 5> direction_columns(std::string_view min_deposit,
+                                                        std::string_view fee_percent,
+                                                        std::string_view fee_min,
+                                                        std::string_view auto_confirm,
+                                                        std::string_view disabled) {
+  return {{
+      {min_deposit,
+       [](sql::ResultSet& rs, int c, Pair& p) {
+         (p.*Direction).min_deposit_amount = read_value<std::string>(rs, c);
+       }},
+      {fee_percent,
+       [](sql::ResultSet& rs, int c, Pair& p) {
+         (p.*Direction).fee_percent_millionths = read_value<std::uint64_t>(rs, c);
+       }},
+      {fee_min,
+       [](sql::ResultSet& rs, int c, Pair& p) {
+         (p.*Direction).fee_min_amount = read_value<std::string>(rs, c);
+       }},
+      {auto_confirm,
+       [](sql::ResultSet& rs, int c, Pair& p) {
+         (p.*Direction).auto_confirm_deposit_amount = read_value<std::string>(rs, c);
+       }},
+      {disabled,
+       [](sql::ResultSet& rs, int c, Pair& p) { (p.*Direction).disabled = read_value<bool>(rs, c); }},
+  }};
 }
 
-void load_chains(Database& db, ReferenceData& data) {
-  auto rs = query(db,
-                  "SELECT id, slug, network, chain_id, base_chain, deposit_factory, "
-                  "deposit_init_code_hash FROM chains ORDER BY id");
-  while (rs->next()) {
-    domain::Chain chain;
-    chain.ref = static_cast<std::uint16_t>(u64(*rs, 1));
-    chain.slug = text(*rs, 2);
-    chain.network = text(*rs, 3);
-    chain.chain_id = u64(*rs, 4);
-    chain.base_chain = text(*rs, 5);
-    chain.deposit_factory = chain::Address::parse(text(*rs, 6));
-    chain.deposit_init_code_hash = chain::parse_hash32(text(*rs, 7));
-    data.chains.push_back(std::move(chain));
-  }
+const std::vector<Column<Pair>>& pair_columns() {
+  static const std::vector<Column<Pair>> columns = [] {
+    std::vector<Column<Pair>> all = {field<&Pair::id>("id"), field<&Pair::asset_a_id>("asset_a_id"),
+                                     field<&Pair::asset_b_id>("asset_b_id")};
+    for (const auto& c : direction_columns<&Pair::a2b>(
+             "a2b_min_deposit_amount", "a2b_fee_percent_millionths", "a2b_fee_min_amount",
+             "a2b_auto_confirm_deposit_amount", "a2b_disabled")) {
+      all.push_back(c);
+    }
+    for (const auto& c : direction_columns<&Pair::b2a>(
+             "b2a_min_deposit_amount", "b2a_fee_percent_millionths", "b2a_fee_min_amount",
+             "b2a_auto_confirm_deposit_amount", "b2a_disabled")) {
+      all.push_back(c);
+    }
+    return all;
+  }();
+  return columns;
 }
 
-void load_assets(Database& db, ReferenceData& data) {
-  auto rs = query(db,
-                  "SELECT id, chain_ref, address, name, symbol, decimals, asset_type "
-                  "FROM assets ORDER BY id");
-  while (rs->next()) {
-    data.assets.push_back({u64(*rs, 1), static_cast<std::uint16_t>(u64(*rs, 2)), text(*rs, 3),
-                           text(*rs, 4), text(*rs, 5), static_cast<int>(u64(*rs, 6)),
-                           text(*rs, 7)});
-  }
-}
-
-void load_connects(Database& db, ReferenceData& data) {
-  auto rs = query(db, "SELECT chain_a, chain_b FROM connects ORDER BY id");
-  while (rs->next()) {
-    data.connects.push_back(
-        {static_cast<std::uint16_t>(u64(*rs, 1)), static_cast<std::uint16_t>(u64(*rs, 2))});
-  }
-}
-
-domain::DirectionSettings direction(sql::ResultSet& rs, int first_column) {
-  return {text(rs, first_column), u64(rs, first_column + 1), text(rs, first_column + 2),
-          text(rs, first_column + 3), rs.getBoolean(first_column + 4)};
-}
-
-void load_pairs(Database& db, ReferenceData& data) {
-  auto rs = query(db,
-                  "SELECT id, asset_a_id, asset_b_id, "
-                  "a2b_min_deposit_amount, a2b_fee_percent_millionths, a2b_fee_min_amount, "
-                  "a2b_auto_confirm_deposit_amount, a2b_disabled, "
-                  "b2a_min_deposit_amount, b2a_fee_percent_millionths, b2a_fee_min_amount, "
-                  "b2a_auto_confirm_deposit_amount, b2a_disabled "
-                  "FROM pairs ORDER BY id");
-  while (rs->next()) {
-    data.pairs.push_back(
-        {u64(*rs, 1), u64(*rs, 2), u64(*rs, 3), direction(*rs, 4), direction(*rs, 9)});
-  }
+// Every row of a reference table in id order, through its column table.
+template <typename Row>
+std::vector<Row> load_table(Database& db, std::string_view table,
+                            std::span<const Column<Row>> columns) {
+  return db.rows("SELECT " + select_list(columns) + " FROM " + std::string(table) + " ORDER BY id",
+                 {}, columns);
 }
 
 }  // namespace
@@ -74,30 +104,17 @@ void load_pairs(Database& db, ReferenceData& data) {
 ReferenceData load_reference_data(Database& db) {
   return db.run([](Database& session) {
     ReferenceData data;
-    load_chains(session, data);
-    load_assets(session, data);
-    load_connects(session, data);
-    load_pairs(session, data);
+    data.chains = load_table<Chain>(session, "chains", kChainColumns);
+    data.assets = load_table<Asset>(session, "assets", kAssetColumns);
+    data.connects = load_table<Connect>(session, "connects", kConnectColumns);
+    data.pairs = load_table<Pair>(session, "pairs", pair_columns());
     return data;
   });
 }
 
-namespace {
-
-domain::ReferenceData load_counted(Database& db) {
-  auto data = load_reference_data(db);
+void ReferenceCache::load(Database& db) {
+  snapshot_.store(load_reference_data(db));
   metrics::increment(&metrics::Scoreboard::reference_reloads);
-  return data;
-}
-
-}  // namespace
-
-std::shared_ptr<const domain::ReferenceData> ReferenceCache::get(Database& db) {
-  return snapshot_.get([&db] { return load_counted(db); });
-}
-
-std::shared_ptr<const domain::ReferenceData> ReferenceCache::refresh(Database& db) {
-  return snapshot_.refresh([&db] { return load_counted(db); });
 }
 
 }  // namespace connector::db

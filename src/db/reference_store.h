@@ -13,22 +13,34 @@ namespace connector::db {
 
 domain::ReferenceData load_reference_data(Database& db);
 
-// The reference data of this process's threads, reloaded when older than the refresh interval.
-// A failed reload keeps serving the previous snapshot for as long as reloads fail (the data
-// changes rarely, and networks, connects and pairs keep answering while the database is away).
+// The reference data of this process's threads. The snapshot refresher reloads it on its
+// interval; a failed reload keeps serving the previous snapshot for as long as reloads fail (the
+// data changes rarely, and networks, connects and pairs keep answering while the database is
+// away).
 class ReferenceCache {
  public:
   explicit ReferenceCache(std::chrono::milliseconds refresh_interval)
-      : snapshot_("reference data", refresh_interval) {}
+      : refresh_interval_(refresh_interval), snapshot_("reference data") {}
 
-  // The current snapshot, reloaded through db when due; with none yet, a failure propagates.
-  std::shared_ptr<const domain::ReferenceData> get(Database& db);
+  // The current snapshot; DatabaseUnavailable before the first load.
+  std::shared_ptr<const domain::ReferenceData> get() const { return snapshot_.get(); }
 
-  // Reloads now, whatever the snapshot's age: for data newer than the snapshot (a record naming
-  // an asset imported a moment ago).
-  std::shared_ptr<const domain::ReferenceData> refresh(Database& db);
+  // Loads it now through db: the refresher's reload.
+  void load(Database& db);
+
+  // A snapshot newer than `seen` (the same one if none came by `until`), for data newer than
+  // it (a record naming an asset imported a moment ago): the refresher's next reload, so such
+  // records cost no reload of their own.
+  std::shared_ptr<const domain::ReferenceData> newer_than(
+      const std::shared_ptr<const domain::ReferenceData>& seen,
+      std::chrono::steady_clock::time_point until) {
+    return snapshot_.newer_than(seen, until);
+  }
+  // How long a request waits for newer reference data: two refresh intervals.
+  std::chrono::milliseconds newer_wait() const { return 2 * refresh_interval_; }
 
  private:
+  const std::chrono::milliseconds refresh_interval_;
   Snapshot<domain::ReferenceData> snapshot_;
 };
 

@@ -1,15 +1,15 @@
 #pragma once
-// A value loaded from the database and shared by the threads of a worker process, reloaded when
-// older than a refresh interval: the reference data (chains, assets, connects, pairs) and the
-// chains' status and supply. One thread reloads while the others keep serving the previous
-// value; a failed reload keeps serving it until it is older than max_age, then the failure
-// (DatabaseUnavailable: a 503) reaches the callers, each of which tries again.
+// A value loaded from the database and shared by the threads of a worker process: the
+// reference data (chains, assets, connects, pairs) and the chains' status and supply. Only the
+// process's snapshot refresher (db/snapshot_refresher.h) stores into it, on its own thread;
+// request threads only read it, so an answer served from memory never waits on the database.
 #include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <string>
 
-#include "util/log.h"
+#include "db/database.h"
 
 namespace connector::db {
 
@@ -19,65 +19,50 @@ class Snapshot {
   using Clock = std::chrono::steady_clock;
   using Now = Clock::time_point (*)();
 
-  // max_age: how long a value may be served when reloads fail (duration::max(): for ever).
+  // max_age: how long a value may be served after it was loaded (duration::max(): for ever).
   // now: the clock, for tests.
-  Snapshot(std::string name, Clock::duration refresh_interval,
-           Clock::duration max_age = Clock::duration::max(), Now now = &Clock::now)
-      : name_(std::move(name)), refresh_interval_(refresh_interval), max_age_(max_age), now_(now) {}
+  explicit Snapshot(std::string name, Clock::duration max_age = Clock::duration::max(),
+                    Now now = &Clock::now)
+      : name_(std::move(name)), max_age_(max_age), now_(now) {}
 
-  // The current value; load() (returning T) is called when it is due for a reload.
-  template <typename Load>
-  std::shared_ptr<const T> get(Load&& load) {
-    {
-      std::lock_guard lock(mutex_);
-      const auto now = now_();
-      if (value_ && (now < retry_at_ || loading_) && servable(now)) return value_;
-      loading_ = true;
+  // The current value; DatabaseUnavailable (a 503) when none was loaded yet, or when the last
+  // one is older than max_age.
+  std::shared_ptr<const T> get() const {
+    std::lock_guard lock(mutex_);
+    if (!value_) throw DatabaseUnavailable("the " + name_ + " has not been loaded yet");
+    if (max_age_ != Clock::duration::max() && now_() - loaded_at_ >= max_age_) {
+      throw DatabaseUnavailable("the " + name_ + " could not be reloaded in time");
     }
-    try {
-      return store(load());
-    } catch (const std::exception& e) {
-      std::lock_guard lock(mutex_);
-      const auto now = now_();
-      loading_ = false;
-      retry_at_ = now + refresh_interval_;  // not on every request while the database is away
-      if (!value_ || !servable(now)) throw;
-      util::log_warning("reloading the " + name_ +
-                        " failed, serving the previous one: " + e.what());
-      return value_;
-    }
+    return value_;
   }
 
-  // Reloads now, whatever the value's age (data newer than it was seen).
-  template <typename Load>
-  std::shared_ptr<const T> refresh(Load&& load) {
-    return store(load());
+  void store(T loaded) {
+    auto value = std::make_shared<const T>(std::move(loaded));
+    {
+      std::lock_guard lock(mutex_);
+      value_ = std::move(value);
+      loaded_at_ = now_();
+    }
+    stored_.notify_all();
+  }
+
+  // The value once one other than `seen` is stored, waiting until `until` at most (then the
+  // current one, which may still be `seen`).
+  std::shared_ptr<const T> newer_than(const std::shared_ptr<const T>& seen,
+                                      Clock::time_point until) {
+    std::unique_lock lock(mutex_);
+    stored_.wait_until(lock, until, [&] { return value_ != seen; });
+    return value_;
   }
 
  private:
-  bool servable(Clock::time_point now) const {
-    return max_age_ == Clock::duration::max() || now - loaded_at_ < max_age_;
-  }
-
-  std::shared_ptr<const T> store(T loaded) {
-    auto value = std::make_shared<const T>(std::move(loaded));
-    std::lock_guard lock(mutex_);
-    value_ = value;
-    loaded_at_ = now_();
-    retry_at_ = loaded_at_ + refresh_interval_;
-    loading_ = false;
-    return value;
-  }
-
   const std::string name_;
-  const Clock::duration refresh_interval_;
   const Clock::duration max_age_;
   const Now now_;
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  std::condition_variable stored_;
   std::shared_ptr<const T> value_;
   Clock::time_point loaded_at_{};
-  Clock::time_point retry_at_{};  // the next reload: refresh_interval_ after a load or a failure
-  bool loading_ = false;
 };
 
 }  // namespace connector::db

@@ -22,17 +22,16 @@ struct ChainSupply {
 
 std::vector<ChainSupply> load_chain_supply(Database& db);
 
-// Status and supply reloaded when older than the refresh interval, like the reference data, but
-// live data: served at most two intervals old, so a database outage becomes a 503 after that
+// Status and supply, reloaded by the snapshot refresher like the reference data, but live
+// data: served at most two refresh intervals old, so a database outage becomes a 503 after that
 // (while nginx's cache may still answer with its own stale copy).
 class SupplyCache {
  public:
   explicit SupplyCache(std::chrono::milliseconds refresh_interval)
-      : snapshot_("chain supply", refresh_interval, 2 * refresh_interval) {}
+      : snapshot_("chain supply", 2 * refresh_interval) {}
 
-  std::shared_ptr<const std::vector<ChainSupply>> get(Database& db) {
-    return snapshot_.get([&db] { return load_chain_supply(db); });
-  }
+  std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
+  void load(Database& db) { snapshot_.store(load_chain_supply(db)); }
 
  private:
   Snapshot<std::vector<ChainSupply>> snapshot_;

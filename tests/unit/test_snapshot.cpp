@@ -1,16 +1,22 @@
-// When a shared snapshot is reloaded, and what is served when reloads fail (db/snapshot.h).
+// What a shared snapshot serves (db/snapshot.h), when the refresher reloads it
+// (db/snapshot_refresher.h), and when the circuit breaker opens (db/circuit_breaker.h).
 // A fake clock: the tests move time by hand.
 #define BOOST_TEST_MODULE snapshot
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <stdexcept>
+#include <memory>
+#include <thread>
 
+#include "db/circuit_breaker.h"
 #include "db/database.h"
 #include "db/snapshot.h"
+#include "db/snapshot_refresher.h"
 
+using connector::db::CircuitBreaker;
 using connector::db::DatabaseUnavailable;
 using connector::db::Snapshot;
+using connector::db::SnapshotRefresher;
 using namespace std::chrono_literals;
 
 namespace {
@@ -18,99 +24,93 @@ namespace {
 Snapshot<int>::Clock::time_point fake_now{};
 Snapshot<int>::Clock::time_point now() { return fake_now; }
 
-// A loader that counts its calls and returns the next value, or throws while the database is
-// down.
-struct Loader {
-  int value = 0;
-  int calls = 0;
-  bool down = false;
-
-  int operator()() {
-    ++calls;
-    if (down) throw DatabaseUnavailable("down");
-    return ++value;
-  }
-};
-
 struct Fixture {
   Fixture() { fake_now = {}; }
-  Loader load;
-  int get(Snapshot<int>& snapshot) {
-    return *snapshot.get([this] { return load(); });
-  }
 };
 
 }  // namespace
 
-BOOST_FIXTURE_TEST_CASE(loaded_once_per_interval, Fixture) {
-  Snapshot<int> snapshot("test", 1s, Snapshot<int>::Clock::duration::max(), now);
-  BOOST_TEST(get(snapshot) == 1);
-  fake_now += 999ms;
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(load.calls == 1);
+BOOST_FIXTURE_TEST_CASE(nothing_is_served_before_the_first_load, Fixture) {
+  Snapshot<int> snapshot("test", Snapshot<int>::Clock::duration::max(), now);
+  BOOST_CHECK_THROW(snapshot.get(), DatabaseUnavailable);
+  snapshot.store(7);
+  BOOST_TEST(*snapshot.get() == 7);
+}
+
+BOOST_FIXTURE_TEST_CASE(without_max_age_the_last_value_serves_for_ever, Fixture) {
+  Snapshot<int> snapshot("reference data", Snapshot<int>::Clock::duration::max(), now);
+  snapshot.store(1);
+  fake_now += 24h;
+  BOOST_TEST(*snapshot.get() == 1);
+}
+
+BOOST_FIXTURE_TEST_CASE(past_max_age_every_caller_gets_unavailable_until_a_new_load, Fixture) {
+  Snapshot<int> snapshot("chain supply", 2s, now);
+  snapshot.store(1);
+  fake_now += 1999ms;
+  BOOST_TEST(*snapshot.get() == 1);
   fake_now += 1ms;
-  BOOST_TEST(get(snapshot) == 2);
-  BOOST_TEST(load.calls == 2);
+  BOOST_CHECK_THROW(snapshot.get(), DatabaseUnavailable);
+  BOOST_CHECK_THROW(snapshot.get(), DatabaseUnavailable);
+  snapshot.store(2);
+  BOOST_TEST(*snapshot.get() == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(without_a_value_a_failure_reaches_the_caller_every_time, Fixture) {
-  Snapshot<int> snapshot("test", 1s, Snapshot<int>::Clock::duration::max(), now);
-  load.down = true;
-  BOOST_CHECK_THROW(get(snapshot), DatabaseUnavailable);
-  BOOST_CHECK_THROW(get(snapshot), DatabaseUnavailable);
-  BOOST_TEST(load.calls == 2);
-  load.down = false;
-  BOOST_TEST(get(snapshot) == 1);
+BOOST_FIXTURE_TEST_CASE(a_stored_value_replaces_the_old_one_for_new_callers_only, Fixture) {
+  Snapshot<int> snapshot("test", Snapshot<int>::Clock::duration::max(), now);
+  snapshot.store(1);
+  const auto held = snapshot.get();
+  snapshot.store(2);
+  BOOST_TEST(*held == 1);  // a request in flight keeps what it started with
+  BOOST_TEST(*snapshot.get() == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(without_max_age_the_last_value_serves_through_an_outage, Fixture) {
-  Snapshot<int> snapshot("reference data", 1s, Snapshot<int>::Clock::duration::max(), now);
-  BOOST_TEST(get(snapshot) == 1);
-  load.down = true;
-  fake_now += 1h;
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(load.calls == 2);
-  // The next attempt waits for the interval, not the next request.
-  fake_now += 500ms;
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(load.calls == 2);
-  fake_now += 500ms;
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(load.calls == 3);
-  load.down = false;
-  fake_now += 1s;
-  BOOST_TEST(get(snapshot) == 2);
+BOOST_AUTO_TEST_CASE(newer_than_waits_for_the_next_store_or_gives_up_at_its_bound) {
+  Snapshot<int> snapshot("test");
+  snapshot.store(1);
+  const auto seen = snapshot.get();
+  // Nothing newer: the same value back once the bound has passed.
+  const auto unchanged =
+      snapshot.newer_than(seen, Snapshot<int>::Clock::now() + std::chrono::milliseconds(20));
+  BOOST_TEST(unchanged == seen);
+  std::thread storer([&] {
+    std::this_thread::sleep_for(20ms);
+    snapshot.store(2);
+  });
+  const auto newer = snapshot.newer_than(seen, Snapshot<int>::Clock::now() + 10s);
+  storer.join();
+  BOOST_TEST(*newer == 2);
 }
 
-BOOST_FIXTURE_TEST_CASE(past_max_age_a_failure_reaches_every_caller, Fixture) {
-  Snapshot<int> snapshot("chain supply", 1s, 2s, now);
-  BOOST_TEST(get(snapshot) == 1);
-  load.down = true;
-  fake_now += 1s;  // due, and still young enough to serve when the reload fails
-  BOOST_TEST(get(snapshot) == 1);
-  fake_now += 999ms;
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(load.calls == 2);
-  fake_now += 1ms;  // two intervals old: no longer served
-  BOOST_CHECK_THROW(get(snapshot), DatabaseUnavailable);
-  BOOST_CHECK_THROW(get(snapshot), DatabaseUnavailable);
-  BOOST_TEST(load.calls == 4);  // every caller tries again
-  load.down = false;
-  BOOST_TEST(get(snapshot) == 2);
+BOOST_AUTO_TEST_CASE(the_refresher_waits_its_interval_with_jitter_after_a_load) {
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 0, 0.0).count() == 1000);
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 0, 0.1).count() == 1100);
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 0, -0.1).count() == 900);
 }
 
-BOOST_FIXTURE_TEST_CASE(refresh_reloads_whatever_the_age, Fixture) {
-  Snapshot<int> snapshot("test", 1h, Snapshot<int>::Clock::duration::max(), now);
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(*snapshot.refresh([this] { return load(); }) == 2);
-  BOOST_TEST(get(snapshot) == 2);
-  BOOST_TEST(load.calls == 2);
+BOOST_AUTO_TEST_CASE(after_failures_the_refresher_backs_off_from_250_ms_up_to_its_interval) {
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 1, 0.05).count() == 250);
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 2, 0.05).count() == 500);
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 3, 0.05).count() == 1000);
+  BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 40, 0.05).count() == 1000);
+  BOOST_TEST(SnapshotRefresher::next_wait(60000ms, 5, 0.0).count() == 4000);
+  // A very short interval still waits 250 ms between failed attempts.
+  BOOST_TEST(SnapshotRefresher::next_wait(50ms, 3, 0.0).count() == 250);
 }
 
-BOOST_FIXTURE_TEST_CASE(an_interval_of_zero_reloads_on_every_call, Fixture) {
-  Snapshot<int> snapshot("test", 0s, 0s, now);
-  BOOST_TEST(get(snapshot) == 1);
-  BOOST_TEST(get(snapshot) == 2);
-  load.down = true;
-  BOOST_CHECK_THROW(get(snapshot), DatabaseUnavailable);
+BOOST_AUTO_TEST_CASE(the_breaker_opens_after_consecutive_calls_without_an_answer) {
+  CircuitBreaker breaker;
+  breaker.record_no_answer();
+  breaker.record_no_answer();
+  BOOST_TEST(!breaker.open());
+  breaker.record_answer();  // an answer in between starts the count again
+  breaker.record_no_answer();
+  breaker.record_no_answer();
+  BOOST_TEST(!breaker.open());
+  breaker.record_no_answer();
+  BOOST_TEST(breaker.open());
+  breaker.record_no_answer();
+  BOOST_TEST(breaker.open());
+  breaker.record_answer();  // the probe's answer closes it
+  BOOST_TEST(!breaker.open());
 }

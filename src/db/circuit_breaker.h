@@ -1,0 +1,35 @@
+#pragma once
+// Process-wide: after a few database calls in a row got no answer at all (connect failed,
+// connection lost, the client's read timeout on a hung server), database-bound requests fail
+// fast with a 503 instead of each waiting out its time budget, until a probe (the snapshot
+// refresher's next load) gets an answer. Errors the server itself answers (a statement timeout,
+// a lock wait) show it alive and do not count.
+#include <atomic>
+#include <cstdint>
+
+namespace connector::db {
+
+class CircuitBreaker {
+ public:
+  // Consecutive calls without an answer that open the breaker.
+  static constexpr std::uint32_t kOpenAfter = 3;
+
+  bool open() const { return open_.load(std::memory_order_relaxed); }
+
+  void record_answer() {
+    failures_.store(0, std::memory_order_relaxed);
+    open_.store(false, std::memory_order_relaxed);
+  }
+
+  void record_no_answer() {
+    if (failures_.fetch_add(1, std::memory_order_relaxed) + 1 >= kOpenAfter) {
+      open_.store(true, std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  std::atomic<std::uint32_t> failures_{0};
+  std::atomic<bool> open_{false};
+};
+
+}  // namespace connector::db

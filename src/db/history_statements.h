@@ -1,0 +1,53 @@
+#pragma once
+// The fixed set of statements that read history. Whatever filters a client combines, a page
+// is read through one of a few access paths, each a forced index chosen here by the
+// application (never by the optimizer, so plans do not depend on table statistics): the most
+// selective filter drives the index range, and every other filter is a bound residual
+// condition, `(? IS NULL OR column = ?)`, present in every statement whether used or not. So
+// the SQL text depends only on the access path, the order and the page form, never on which
+// other filters are set: the number of statements a connection can prepare is fixed
+// (all_history_statements()).
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "db/statement.h"
+#include "domain/history.h"
+
+namespace connector::db {
+
+// An index that drives a history read: its driving column bound with "=", and for the
+// (column, status) indexes the status too. Rows come out in id order within it.
+struct AccessPath {
+  std::string_view index;
+  std::string_view column;  // "" for the unfiltered list
+  bool with_status;
+  bool counted_by_counters;  // coarse filters only: the total sums history_counts rows
+};
+
+// The path for these filters: the first of the table whose driving filters are all set.
+const AccessPath& choose_access_path(const domain::HistoryFilter& filter);
+
+// A page is read directly near the start of a list, and through a deferred join deeper down
+// (its ids from the index alone, then only those rows in full).
+enum class PageForm { kDirect, kDeferred };
+
+struct HistoryStatement {
+  std::string sql;
+  Params params;  // a page statement's LIMIT and OFFSET come after these
+};
+
+HistoryStatement count_statement(const AccessPath& path, const domain::HistoryFilter& filter);
+HistoryStatement page_statement(const AccessPath& path, const domain::HistoryFilter& filter,
+                                domain::SortOrder order, PageForm form);
+// Every column of a record, read by the page and by-hash statements.
+std::span<const Column<domain::HistoryRecord>> history_record_columns();
+
+// The statement of one record by hash.
+std::string by_hash_statement();
+
+// Every statement text the history store can prepare, each once.
+std::vector<std::string> all_history_statements();
+
+}  // namespace connector::db

@@ -1,0 +1,136 @@
+// The fixed statement set of history reads (db/history_statements.h): every combination of the
+// eleven filters, in both orders and both page forms, maps into one set whose size does not
+// depend on what clients send, and each statement gets one value per placeholder.
+#define BOOST_TEST_MODULE history_statements
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "db/history_statements.h"
+
+using connector::db::choose_access_path;
+using connector::db::count_statement;
+using connector::db::Param;
+using connector::db::page_statement;
+using connector::db::PageForm;
+using connector::domain::HistoryFilter;
+using connector::domain::SortOrder;
+
+namespace {
+
+// The filter with bit i of `mask` setting the i-th of the eleven filters.
+HistoryFilter filter_of(unsigned mask) {
+  HistoryFilter f;
+  auto on = [mask](int bit) { return (mask >> bit) & 1u; };
+  if (on(0)) f.source_deposit_address = "0x" + std::string(40, 'a');
+  if (on(1)) f.source_sender = "0x" + std::string(40, 'b');
+  if (on(2)) f.source_chain = 1;
+  if (on(3)) f.source_asset_id = 3;
+  if (on(4)) f.source_tx_hash = "0x" + std::string(64, 'c');
+  if (on(5)) f.destination_address = "0x" + std::string(40, 'd');
+  if (on(6)) f.destination_chain = 2;
+  if (on(7)) f.destination_asset_id = 6;
+  if (on(8)) f.destination_tx_hash = "0x" + std::string(64, 'e');
+  if (on(9)) f.pair_id = 2;
+  if (on(10)) f.status = "Confirmed";
+  return f;
+}
+
+std::size_t placeholders(const std::string& sql) {
+  return static_cast<std::size_t>(std::count(sql.begin(), sql.end(), '?'));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(every_filter_combination_maps_into_the_fixed_set) {
+  const auto all = connector::db::all_history_statements();
+  const std::set<std::string> known(all.begin(), all.end());
+  BOOST_TEST(known.size() == all.size());  // listed once each
+  // 18 access paths x 2 orders x 2 page forms, 8 index counts and the counters' sum, by hash.
+  BOOST_TEST(all.size() == 82u);
+  std::set<std::string> used;
+  for (unsigned mask = 0; mask < (1u << 11); ++mask) {
+    const HistoryFilter filter = filter_of(mask);
+    const auto& path = choose_access_path(filter);
+    const auto count = count_statement(path, filter);
+    BOOST_TEST_REQUIRE(known.count(count.sql) == 1u, count.sql);
+    BOOST_TEST_REQUIRE(placeholders(count.sql) == count.params.size());
+    used.insert(count.sql);
+    for (auto order : {SortOrder::kAscending, SortOrder::kDescending}) {
+      for (auto form : {PageForm::kDirect, PageForm::kDeferred}) {
+        const auto page = page_statement(path, filter, order, form);
+        BOOST_TEST_REQUIRE(known.count(page.sql) == 1u, page.sql);
+        BOOST_TEST_REQUIRE(placeholders(page.sql) == page.params.size() + 2);  // LIMIT, OFFSET
+        used.insert(page.sql);
+      }
+    }
+  }
+  BOOST_TEST(used.size() == all.size() - 1);  // all but the by-hash statement
+}
+
+BOOST_AUTO_TEST_CASE(the_most_selective_filter_drives_the_index) {
+  HistoryFilter f;
+  BOOST_TEST(choose_access_path(f).index == "PRIMARY");
+  f.status = "Pending";
+  BOOST_TEST(choose_access_path(f).index == "ix_history_status");
+  f.source_chain = 1;
+  BOOST_TEST(choose_access_path(f).index == "ix_history_source_chain_status");
+  f.pair_id = 2;
+  BOOST_TEST(choose_access_path(f).index == "ix_history_pair_status");
+  f.status.reset();
+  BOOST_TEST(choose_access_path(f).index == "ix_history_pair");
+  f.destination_address = "0x" + std::string(40, 'd');
+  BOOST_TEST(choose_access_path(f).index == "ix_history_destination_address");
+  f.status = "Error";
+  BOOST_TEST(choose_access_path(f).index == "ix_history_destination_address_status");
+  f.destination_tx_hash = "0x" + std::string(64, 'e');
+  BOOST_TEST(choose_access_path(f).index == "ix_history_destination_tx_hash");
+}
+
+BOOST_AUTO_TEST_CASE(driving_values_come_first_then_each_residual_twice_in_column_order) {
+  HistoryFilter f;
+  f.destination_address = "0xdd";
+  f.status = "Error";
+  f.pair_id = 4;
+  const auto& path = choose_access_path(f);
+  const auto page = page_statement(path, f, SortOrder::kDescending, PageForm::kDirect);
+  BOOST_TEST(page.sql.find("FORCE INDEX (ix_history_destination_address_status) WHERE "
+                           "destination_address = ? AND status = ? AND "
+                           "(? IS NULL OR source_deposit_address = ?)") != std::string::npos);
+  BOOST_TEST(page.sql.find("ORDER BY h.id DESC LIMIT ? OFFSET ?") != std::string::npos);
+  BOOST_TEST_REQUIRE(page.params.size() == 2u + 2u * 9u);
+  BOOST_TEST((page.params[0] == Param(std::string("0xdd"))));
+  BOOST_TEST((page.params[1] == Param(std::string("Error"))));
+  // source_deposit_address, source_sender, source_chain, ... unused: NULL; pair_id: 4.
+  BOOST_TEST(std::holds_alternative<std::monostate>(page.params[2]));
+  BOOST_TEST((page.params[page.params.size() - 2] == Param(std::uint64_t{4})));
+  BOOST_TEST((page.params.back() == Param(std::uint64_t{4})));
+}
+
+BOOST_AUTO_TEST_CASE(coarse_filters_are_counted_from_the_counters_fine_ones_on_their_index) {
+  HistoryFilter f;
+  f.pair_id = 1;
+  f.status = "Pending";
+  const auto coarse = count_statement(choose_access_path(f), f);
+  BOOST_TEST(coarse.sql.rfind("SELECT COALESCE(SUM(records), 0) FROM history_counts WHERE", 0) ==
+             0u);
+  BOOST_TEST(coarse.params.size() == 12u);  // six dimensions, each residual
+  f.source_sender = "0xbb";
+  const auto fine = count_statement(choose_access_path(f), f);
+  BOOST_TEST(fine.sql.rfind("SELECT COUNT(*) FROM history FORCE INDEX "
+                            "(ix_history_source_sender_status) WHERE source_sender = ?",
+                            0) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(deep_pages_join_their_ids_in_a_fixed_order) {
+  const HistoryFilter none;
+  const auto page =
+      page_statement(choose_access_path(none), none, SortOrder::kAscending, PageForm::kDeferred);
+  BOOST_TEST(page.sql.rfind("SELECT STRAIGHT_JOIN ", 0) == 0u);
+  BOOST_TEST(page.sql.find("FROM (SELECT id FROM history FORCE INDEX (ix_history_id) WHERE") !=
+             std::string::npos);
+  BOOST_TEST(page.sql.find(") p JOIN history h FORCE INDEX (PRIMARY) ON h.id = p.id") !=
+             std::string::npos);
+}
