@@ -162,7 +162,10 @@ void WorkerPool::serve() {
                       &breaker_);
   db::Database writer(db::write_targets(config_.db), db::connection_options(config_.db, budget_ms),
                       &breaker_);
-  api::Router router({reader, writer, reference_, supply_});
+  db::MariaDbHistoryStore history(reader);
+  db::MariaDbDepositAccountStore accounts(writer);
+  db::MariaDbReadinessCheck readiness(reader);
+  api::Router router({history, accounts, readiness, reference_, supply_});
   auto& board = metrics::scoreboard();
   const int pid = static_cast<int>(::getpid());
   const int epoll_fd = make_epoll();

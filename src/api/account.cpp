@@ -3,7 +3,6 @@
 #include "api/endpoints.h"
 #include "api/params.h"
 #include "chain/deposit_address.h"
-#include "db/account_store.h"
 #include "http/api_error.h"
 
 namespace connector::api {
@@ -59,11 +58,7 @@ std::string_view account(const http::QueryParams& params, Services& services,
   // failure to record it is a 503, whatever the cause.
   const db::DepositAccount mapping{deposit_chain.ref, deposit_text, recipient_chain.ref,
                                    recipient.checksummed()};
-  try {
-    db::record_deposit_account(services.writer, mapping);
-  } catch (const db::DatabaseError& e) {
-    throw db::DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
-  }
+  services.accounts.record(mapping);
 
   out.StartObject();
   json::member(out, "recipient_address", address_text);

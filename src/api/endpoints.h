@@ -4,19 +4,20 @@
 // and answered in one place, the router.
 #include <string_view>
 
-#include "db/database.h"
 #include "db/reference_store.h"
+#include "db/stores.h"
 #include "db/supply_store.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
 
 namespace connector::api {
 
-// What an endpoint may use: the thread's read and write connections and the process's shared
-// snapshots.
+// What an endpoint may use: the thread's stores (over its read and write connections) and the
+// process's shared snapshots.
 struct Services {
-  db::Database& db;      // reads: replicas, then the primary
-  db::Database& writer;  // the one write, on the primary
+  db::HistoryStore& history;
+  db::DepositAccountStore& accounts;
+  db::ReadinessCheck& readiness;
   db::ReferenceCache& reference;
   db::SupplyCache& supply;
 };

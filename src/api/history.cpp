@@ -2,7 +2,6 @@
 #include "api/endpoints.h"
 #include "api/params.h"
 #include "api/record_reference.h"
-#include "db/history_store.h"
 #include "json/history_writer.h"
 
 namespace connector::api {
@@ -77,7 +76,7 @@ std::string_view history(const http::QueryParams& params, Services& services,
   const auto data = services.reference.get();
   const HistoryQuery q = parse_query(params, *data);
 
-  const auto page = db::find_history_page(services.db, q.filter, q.page_id, q.page_size, q.order);
+  const auto page = services.history.find_page(q.filter, q.page_id, q.page_size, q.order);
   const std::uint64_t total_page = (page.total + q.page_size - 1) / q.page_size;
 
   out.StartObject();

@@ -2,7 +2,6 @@
 #include "api/endpoints.h"
 #include "api/params.h"
 #include "api/record_reference.h"
-#include "db/history_store.h"
 #include "http/api_error.h"
 #include "json/history_writer.h"
 
@@ -14,7 +13,7 @@ std::string_view history_by_hash(const http::QueryParams& params, Services& serv
   if (!raw) throw http::missing_parameter("hash");
   const std::string hash = parse_record_hash("hash", *raw);
 
-  const auto record = db::find_history_by_hash(services.db, hash);
+  const auto record = services.history.find_by_hash(hash);
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
   const auto reference =

@@ -22,7 +22,7 @@ std::string_view healthz(Services&, rapidjson::StringBuffer& out) {
 }
 
 std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
-  services.db.run([](db::Database& session) { return session.query("SELECT 1")->next(); });
+  services.readiness.check();
   put(out, R"({"status":"ready"})");
   return kJson;
 }

@@ -27,6 +27,8 @@ class ReferenceCache {
 
   // Loads it now through db: the refresher's reload.
   void load(Database& db);
+  // Replaces it with data loaded elsewhere (tests fill it in memory).
+  void store(domain::ReferenceData data) { snapshot_.store(std::move(data)); }
 
   // A snapshot newer than `seen` (the same one if none came by `until`), for data newer than
   // it (a record naming an asset imported a moment ago): the refresher's next reload, so such

@@ -31,7 +31,8 @@ class SupplyCache {
       : snapshot_("chain supply", 2 * refresh_interval) {}
 
   std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
-  void load(Database& db) { snapshot_.store(load_chain_supply(db)); }
+  void load(Database& db) { store(load_chain_supply(db)); }
+  void store(std::vector<ChainSupply> chains) { snapshot_.store(std::move(chains)); }
 
  private:
   Snapshot<std::vector<ChainSupply>> snapshot_;

@@ -113,9 +113,12 @@ ErrorBody parse_error_body(const std::string& body) {
 // Database constructor does not connect).
 struct RouterFixture {
   db::Database database{db::read_targets({}), db::connection_options({})};
+  db::MariaDbHistoryStore history{database};
+  db::MariaDbDepositAccountStore accounts{database};
+  db::MariaDbReadinessCheck readiness{database};
   db::ReferenceCache cache{std::chrono::milliseconds(1000)};
   db::SupplyCache supply{std::chrono::milliseconds(1000)};
-  api::Router router{{database, database, cache, supply}};
+  api::Router router{{history, accounts, readiness, cache, supply}};
 
   Answer get(std::string_view path, std::string_view query = {}, std::string_view id = "rid-1",
              std::string_view method = "GET", std::string_view if_none_match = {}) {
@@ -324,9 +327,12 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   settings.connect_timeout_s = 1;
   settings.read_timeout_s = 1;
   db::Database database(db::read_targets(settings), db::connection_options(settings));
+  db::MariaDbHistoryStore history(database);
+  db::MariaDbDepositAccountStore accounts(database);
+  db::MariaDbReadinessCheck readiness(database);
   db::ReferenceCache cache(std::chrono::milliseconds(1000));
   db::SupplyCache supply(std::chrono::milliseconds(1000));
-  api::Router router({database, database, cache, supply});
+  api::Router router({history, accounts, readiness, cache, supply});
 
   const auto started = std::chrono::steady_clock::now();
   const Answer a = take_apart(router.handle({"GET", "/v1/history", "page_id=0", {}, "db-down-1"}));

@@ -1,0 +1,80 @@
+#pragma once
+// The narrow interfaces the endpoints use to read history, record deposit accounts and check
+// readiness, so every endpoint can be tested against an in-memory fake (tests/unit/
+// test_endpoints.cpp) as well as against MariaDB (tests/integration/). The MariaDB versions
+// below are thin: the statements live in history_store, account_store.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "db/account_store.h"
+#include "db/database.h"
+#include "db/history_store.h"
+#include "domain/history.h"
+
+namespace connector::db {
+
+class HistoryStore {
+ public:
+  virtual ~HistoryStore() = default;
+  virtual HistoryPage find_page(const domain::HistoryFilter& filter, std::uint64_t page_id,
+                                std::uint32_t page_size, domain::SortOrder order) = 0;
+  virtual std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) = 0;
+};
+
+class DepositAccountStore {
+ public:
+  virtual ~DepositAccountStore() = default;
+  // Returns once the mapping is proven recorded; throws DatabaseUnavailable otherwise.
+  virtual void record(const DepositAccount& account) = 0;
+};
+
+class ReadinessCheck {
+ public:
+  virtual ~ReadinessCheck() = default;
+  // Returns when the database answers; throws DatabaseUnavailable otherwise.
+  virtual void check() = 0;
+};
+
+class MariaDbHistoryStore final : public HistoryStore {
+ public:
+  explicit MariaDbHistoryStore(Database& db) : db_(db) {}
+  HistoryPage find_page(const domain::HistoryFilter& filter, std::uint64_t page_id,
+                        std::uint32_t page_size, domain::SortOrder order) override {
+    return find_history_page(db_, filter, page_id, page_size, order);
+  }
+  std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) override {
+    return find_history_by_hash(db_, hash);
+  }
+
+ private:
+  Database& db_;
+};
+
+class MariaDbDepositAccountStore final : public DepositAccountStore {
+ public:
+  explicit MariaDbDepositAccountStore(Database& writer) : writer_(writer) {}
+  void record(const DepositAccount& account) override {
+    try {
+      record_deposit_account(writer_, account);
+    } catch (const DatabaseError& e) {  // any failure to record it is a 503, whatever the cause
+      throw DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
+    }
+  }
+
+ private:
+  Database& writer_;
+};
+
+class MariaDbReadinessCheck final : public ReadinessCheck {
+ public:
+  explicit MariaDbReadinessCheck(Database& db) : db_(db) {}
+  void check() override {
+    db_.run([](Database& session) { return session.query("SELECT 1")->next(); });
+  }
+
+ private:
+  Database& db_;
+};
+
+}  // namespace connector::db

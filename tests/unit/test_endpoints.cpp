@@ -1,0 +1,232 @@
+// Every endpoint's 200 answer through the router, against in-memory fakes of the stores
+// (db/stores.h) and snapshots filled by hand: the request path from query string to JSON with
+// no database. The same answers against MariaDB are in tests/integration/.
+#define BOOST_TEST_MODULE endpoints
+#include <rapidjson/document.h>
+
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/router.h"
+#include "chain/address.h"
+#include "chain/bytes.h"
+#include "db/stores.h"
+
+using namespace connector;
+
+namespace {
+
+domain::Chain chain(std::uint16_t ref, std::string slug, std::string network,
+                    std::uint64_t chain_id, std::string base_chain, const char* factory,
+                    const char* init_code_hash) {
+  return {ref,
+          std::move(slug),
+          std::move(network),
+          chain_id,
+          std::move(base_chain),
+          chain::Address::parse(factory),
+          chain::parse_hash32(init_code_hash)};
+}
+
+// The sample fixture's two chains, their coins and the pair between them.
+domain::ReferenceData reference_data() {
+  domain::ReferenceData data;
+  data.chains = {
+      chain(1, "unitcore", "UNITCore", 36888, "MainBase",
+            "0x7f3A1C9e2b4d6F8a0c1e3b5D7f9A2c4E6b8d0f12",
+            "0x21c35dbe1b344a2488cf3321d6ce542f8e9f305544ff09e4993a62319a497c1f"),
+      chain(2, "unitiot", "UNITIoT", 1012, "SideBase",
+            "0x3c5e7a9b1d2F4A6C8E0B2d4f6a8c0E1B3d5F7A9c",
+            "0x5b1f8e2d4c6a9b3e7f0d1c2b4a6e8f9d0c3b5a7e9f1d3c5b7a9e0f2d4c6b8a01")};
+  data.assets = {{1, 1, "", "UNIT", "UNIT", 18, "Coin"}, {2, 2, "", "UNIT", "UNIT", 18, "Coin"}};
+  data.connects = {{1, 2}};
+  data.pairs = {{7, 1, 2,
+                 {"1000000000000000000", 30000000, "500000000000000000", "100000000000000000000",
+                  false},
+                 {"2000000000000000000", 25000000, "0", "100000000000000000000", true}}};
+  return data;
+}
+
+domain::HistoryRecord record() {
+  domain::HistoryRecord r;
+  r.id = "42";
+  r.hash = std::string(64, 'a');
+  r.pair_id = 7;
+  r.source_chain = 1;
+  r.destination_chain = 2;
+  r.source_asset_id = 1;
+  r.destination_asset_id = 2;
+  r.source_deposit_address = "0x" + std::string(40, 'b');
+  r.source_sender = "0x" + std::string(40, 'c');
+  r.destination_address = "0x" + std::string(40, 'd');
+  r.source_block_number = "100";
+  r.source_block_timestamp = "1700000000";
+  r.source_tx_hash = "0x" + std::string(64, 'e');
+  r.source_amount = "1500000000000000000";
+  r.status = "Confirmed";
+  return r;
+}
+
+struct FakeHistory final : db::HistoryStore {
+  std::optional<domain::HistoryFilter> filter;
+  db::HistoryPage find_page(const domain::HistoryFilter& f, std::uint64_t, std::uint32_t,
+                            domain::SortOrder) override {
+    filter = f;
+    return {1, {record()}};
+  }
+  std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) override {
+    if (hash != record().hash) return std::nullopt;
+    return record();
+  }
+};
+
+struct FakeAccounts final : db::DepositAccountStore {
+  std::vector<db::DepositAccount> recorded;
+  void record(const db::DepositAccount& account) override { recorded.push_back(account); }
+};
+
+struct FakeReadiness final : db::ReadinessCheck {
+  void check() override {}
+};
+
+struct Fixture {
+  FakeHistory history;
+  FakeAccounts accounts;
+  FakeReadiness readiness;
+  db::ReferenceCache reference{std::chrono::milliseconds(1000)};
+  db::SupplyCache supply{std::chrono::milliseconds(1000)};
+  api::Router router{{history, accounts, readiness, reference, supply}};
+
+  Fixture() {
+    reference.store(reference_data());
+    supply.store({{"unitcore", "UNITCore", "36888", "MainBase", "OK", "1226650", "UNIT", "UNIT",
+                   18, "12500000000000000000"}});
+  }
+
+  // The body of a 200 answer, parsed; checks the status and Cache-Control.
+  rapidjson::Document get(std::string_view path, std::string_view query,
+                          std::string_view cache_control) {
+    const auto response = router.handle({"GET", path, query, {}, "rid-1"});
+    BOOST_TEST_REQUIRE(response.status == 200, std::string(response.body));
+    BOOST_TEST(response.head.find("Cache-Control: " + std::string(cache_control) + "\r\n") !=
+               std::string::npos);
+    rapidjson::Document doc;
+    doc.Parse(response.body.data(), response.body.size());
+    BOOST_TEST_REQUIRE(!doc.HasParseError());
+    return doc;
+  }
+};
+
+std::string text(const rapidjson::Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(endpoints_on_fakes, Fixture)
+
+BOOST_AUTO_TEST_CASE(networks) {
+  const auto doc = get("/v1/networks", "", "public, max-age=60");
+  BOOST_TEST_REQUIRE(doc["networks"].Size() == 2u);
+  const auto& core = doc["networks"][0];
+  BOOST_TEST(text(core["network"]) == "UNITCore");
+  BOOST_TEST(text(core["chain_id"]) == "36888");
+  BOOST_TEST(text(core["base_chain"]) == "MainBase");
+  BOOST_TEST(text(core["slug"]) == "unitcore");
+  BOOST_TEST(text(doc["networks"][1]["slug"]) == "unitiot");
+}
+
+BOOST_AUTO_TEST_CASE(connects) {
+  const auto doc = get("/v1/connects", "", "public, max-age=60");
+  BOOST_TEST_REQUIRE(doc["connects"].Size() == 1u);
+  BOOST_TEST(text(doc["connects"][0]["bc1"]["slug"]) == "unitcore");
+  BOOST_TEST(text(doc["connects"][0]["bc2"]["chain_id"]) == "1012");
+}
+
+BOOST_AUTO_TEST_CASE(pairs) {
+  const auto doc = get("/v1/pairs", "", "public, max-age=60");
+  BOOST_TEST_REQUIRE(doc["pairs"].Size() == 1u);
+  const auto& p = doc["pairs"][0];
+  BOOST_TEST(text(p["id"]) == "7");
+  BOOST_TEST(text(p["connect_pair"]) == "unitcore-unitiot");
+  BOOST_TEST(text(p["a2b_min_deposit_amount"]) == "1");
+  BOOST_TEST(text(p["a2b_fee_percent"]) == "30.000000");
+  BOOST_TEST(text(p["a2b_fee_min_amount"]) == "0.5");
+  BOOST_TEST(text(p["b2a_fee_min_amount"]) == "0");
+  BOOST_TEST(p["a2b_disabled"].IsFalse());
+  BOOST_TEST(p["b2a_disabled"].IsTrue());
+  BOOST_TEST(text(p["asset_b"]["network"]) == "UNITIoT");
+}
+
+BOOST_AUTO_TEST_CASE(history_with_filters) {
+  const std::string address = "0x" + std::string(40, 'D');
+  const auto doc = get("/v1/history",
+                       "status=confirmed&destination_address=" + address + "&order=asc",
+                       "public, max-age=2");
+  BOOST_TEST(text(doc["total_history"]) == "1");
+  BOOST_TEST(text(doc["total_page"]) == "1");
+  BOOST_TEST(text(doc["page_size"]) == "20");
+  BOOST_TEST_REQUIRE(doc["list"].Size() == 1u);
+  const auto& r = doc["list"][0];
+  BOOST_TEST(text(r["id"]) == "42");
+  BOOST_TEST(r["pair_id"].GetUint64() == 7u);
+  BOOST_TEST(text(r["source_network"]) == "UNITCore");
+  BOOST_TEST(text(r["destination_slug"]) == "unitiot");
+  BOOST_TEST(text(r["source_amount"]) == "1.5");
+  BOOST_TEST(text(r["destination_amount"]) == "");
+  BOOST_TEST(!r.HasMember("status_message"));
+  BOOST_TEST(text(doc["status"]) == "Confirmed");
+  BOOST_TEST(text(doc["destination_address"]) == address);  // echoed as sent
+  // What the store was asked: typed, validated filters.
+  BOOST_TEST_REQUIRE(history.filter.has_value());
+  BOOST_TEST(*history.filter->status == "Confirmed");
+  BOOST_TEST(*history.filter->destination_address == "0x" + std::string(40, 'd'));
+  BOOST_TEST(!history.filter->pair_id.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(history_by_hash) {
+  const auto doc = get("/v1/history/hash", "hash=0X" + std::string(64, 'A'),
+                       "public, max-age=3600");  // Confirmed is final
+  BOOST_TEST(text(doc["id"]) == "42");
+  BOOST_TEST(text(doc["hash"]) == std::string(64, 'a'));
+  BOOST_TEST(text(doc["status"]) == "Confirmed");
+  BOOST_TEST(text(doc["status_message"]) ==
+             "The transfer is complete: the payout is confirmed on the destination chain.");
+}
+
+BOOST_AUTO_TEST_CASE(account) {
+  const auto doc =
+      get("/v1/account",
+          "recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+          "&recipient_blockchain=unitcore&deposit_blockchain=unitiot",
+          "public, max-age=86400, immutable");
+  // The README's example: the same chains, factory and init code hash.
+  BOOST_TEST(text(doc["deposit_address"]) == "0x617866C9257ef02cEf8074A5D1a7D372B142cbEb");
+  BOOST_TEST(text(doc["recipient_blockchain"]) == "unitcore");
+  BOOST_TEST_REQUIRE(accounts.recorded.size() == 1u);  // recorded before it was shown
+  BOOST_TEST(accounts.recorded[0].deposit_chain == 2u);
+  BOOST_TEST(accounts.recorded[0].deposit_address == "0x617866C9257ef02cEf8074A5D1a7D372B142cbEb");
+  BOOST_TEST(accounts.recorded[0].recipient_chain == 1u);
+  BOOST_TEST(accounts.recorded[0].recipient_address ==
+             "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
+}
+
+BOOST_AUTO_TEST_CASE(chain_supply) {
+  const auto doc = get("/v1/ab", "", "public, max-age=5");
+  BOOST_TEST_REQUIRE(doc["chains"].Size() == 1u);
+  const auto& c = doc["chains"][0];
+  BOOST_TEST(text(c["slug"]) == "unitcore");
+  BOOST_TEST(text(c["status"]) == "OK");
+  BOOST_TEST(text(c["latest_height"]) == "1226650");
+  BOOST_TEST(c["decimals"].GetInt() == 18);
+  BOOST_TEST(text(c["supply"]) == "12.5");
+}
+
+BOOST_AUTO_TEST_CASE(readyz) {
+  const auto response = router.handle({"GET", "/readyz", "", {}, "rid-1"});
+  BOOST_TEST(response.status == 200);
+  BOOST_TEST(std::string(response.body) == R"({"status":"ready"})");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
