@@ -65,7 +65,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       access_log_(access_log),
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
-      refresher_(config, reference_, supply_, breaker_) {
+      refresher_(config, reference_, supply_, breakers_) {
   if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
 }
 
@@ -158,10 +158,10 @@ void WorkerPool::count_request() {
 void WorkerPool::serve() {
   db::DriverThreadScope driver_thread;
   const unsigned budget_ms = config_.worker.request_timeout_ms;
-  db::Database reader(db::read_targets(config_.db), db::connection_options(config_.db, budget_ms),
-                      &breaker_);
-  db::Database writer(db::write_targets(config_.db), db::connection_options(config_.db, budget_ms),
-                      &breaker_);
+  db::Database reader(breakers_.attach(db::read_targets(config_.db)),
+                      db::connection_options(config_.db, budget_ms));
+  db::Database writer(breakers_.attach(db::write_targets(config_.db)),
+                      db::connection_options(config_.db, budget_ms));
   db::MariaDbHistoryStore history(reader);
   db::MariaDbDepositAccountStore accounts(writer);
   db::MariaDbReadinessCheck readiness(reader);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "db/circuit_breaker.h"
+#include "db/database.h"
 #include "db/reference_store.h"
 #include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
@@ -46,7 +46,7 @@ class WorkerPool {
   const util::AccessLog& access_log_;
   db::ReferenceCache reference_;
   db::SupplyCache supply_;
-  db::CircuitBreaker breaker_;
+  db::CircuitBreakers breakers_;
   db::SnapshotRefresher refresher_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};

@@ -1,9 +1,11 @@
 #pragma once
-// Process-wide: after a few database calls in a row got no answer at all (connect failed,
-// connection lost, the client's read timeout on a hung server), database-bound requests fail
-// fast with a 503 instead of each waiting out its time budget, until a probe (the snapshot
-// refresher's next load) gets an answer. Errors the server itself answers (a statement timeout,
-// a lock wait) show it alive and do not count.
+// One per server, shared by a process's connections (db::CircuitBreakers): after a few calls
+// in a row got no answer from the server at all (a connect that failed or timed out, a statement
+// that waited out the client's read timeout on a hung server), every connection skips it: with
+// no other server to read from, database-bound requests fail fast with a 503 instead of each
+// waiting out its time budget, until a probe (the snapshot refresher's next load) gets an
+// answer from it. Errors the server itself answers (a statement timeout, a lock wait) show it
+// alive and do not count, nor does a connection closed at once (a restart, KILL).
 #include <atomic>
 #include <cstdint>
 

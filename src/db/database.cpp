@@ -22,7 +22,17 @@ constexpr auto kReconnectPause = std::chrono::milliseconds(200);
 // more than this from it: a statement may outlive its request's deadline by at most this much.
 constexpr unsigned kStatementTimeoutSlackMs = 50;
 
+// A statement that failed this close to the read timeout waited it out.
+constexpr auto kHungMargin = std::chrono::milliseconds(100);
+
 unsigned whole_seconds_at_least_one(unsigned ms) { return std::max(1u, ms / 1000); }
+
+unsigned effective_read_timeout_s(const ConnectionOptions& options) {
+  return options.statement_timeout_ms == 0
+             ? options.read_timeout_s
+             : std::min(options.read_timeout_s,
+                        whole_seconds_at_least_one(options.statement_timeout_ms));
+}
 
 sql::mysql::MySQL_Driver* driver() { return sql::mysql::get_mysql_driver_instance(); }
 
@@ -40,11 +50,7 @@ sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
   map["userName"] = sql::SQLString(target.user);
   map["password"] = sql::SQLString(target.password);
   map["schema"] = sql::SQLString(options.database);
-  const unsigned read_timeout_s =
-      options.statement_timeout_ms == 0
-          ? options.read_timeout_s
-          : std::min(options.read_timeout_s,
-                     whole_seconds_at_least_one(options.statement_timeout_ms));
+  const unsigned read_timeout_s = effective_read_timeout_s(options);
   map["OPT_CONNECT_TIMEOUT"] = static_cast<int>(connect_timeout_s);
   map["OPT_READ_TIMEOUT"] = static_cast<int>(read_timeout_s);
   map["OPT_WRITE_TIMEOUT"] = static_cast<int>(read_timeout_s);
@@ -115,16 +121,26 @@ void init_driver() { driver(); }
 DriverThreadScope::DriverThreadScope() { driver()->threadInit(); }
 DriverThreadScope::~DriverThreadScope() { driver()->threadEnd(); }
 
+std::vector<DatabaseTarget> CircuitBreakers::attach(std::vector<DatabaseTarget> targets) {
+  std::lock_guard lock(mutex_);
+  for (auto& target : targets) {
+    auto& breaker = by_server_[target.endpoint.describe()];
+    if (!breaker) breaker = std::make_unique<CircuitBreaker>();
+    target.breaker = breaker.get();
+  }
+  return targets;
+}
+
 std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& s) {
   std::vector<DatabaseTarget> targets;
-  for (const auto& replica : s.replicas) targets.push_back({replica, s.user, s.password});
-  targets.push_back({s.primary(), s.user, s.password});
+  for (const auto& replica : s.replicas) targets.push_back({replica, s.user, s.password, nullptr});
+  targets.push_back({s.primary(), s.user, s.password, nullptr});
   return targets;
 }
 
 std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& s) {
-  if (s.write_user.empty()) return {{s.primary(), s.user, s.password}};
-  return {{s.primary(), s.write_user, s.write_password}};
+  if (s.write_user.empty()) return {{s.primary(), s.user, s.password, nullptr}};
+  return {{s.primary(), s.write_user, s.write_password, nullptr}};
 }
 
 ConnectionOptions connection_options(const config::DatabaseSettings& s,
@@ -132,9 +148,8 @@ ConnectionOptions connection_options(const config::DatabaseSettings& s,
   return {s.name, s.connect_timeout_s, s.read_timeout_s, statement_timeout_ms, s.failback_s};
 }
 
-Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options,
-                   CircuitBreaker* breaker, bool probe)
-    : options_(std::move(options)), breaker_(breaker), probe_(probe) {
+Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe)
+    : options_(std::move(options)), probe_(probe) {
   for (auto& target : targets) servers_.push_back({std::move(target)});
 }
 
@@ -178,7 +193,7 @@ bool Database::try_connect(std::size_t index) {
   } catch (const sql::SQLException& e) {
     server.last_failure = now;
     disconnect();
-    note_no_answer();
+    if (is_no_answer_error(e.getErrorCode())) note_no_answer(index);
     // The message names no password; it may name the host, so it stays in the log only.
     const std::string reason =
         std::string(e.what()) + " (code " + std::to_string(e.getErrorCode()) + ")";
@@ -198,16 +213,19 @@ void Database::ensure_connected() {
   if (remaining() <= Clock::duration::zero()) {
     throw DatabaseUnavailable("the request's time budget is spent");
   }
-  if (breaker_ && breaker_->open() && !probe_) {
-    throw DatabaseUnavailable("the database did not answer lately; waiting for a probe");
-  }
-  if (connection_ && !connection_->isClosed()) {
+  // A live connection to a server that others found hung is not used either.
+  if (connection_ && !connection_->isClosed() && !breaker_open(current_)) {
     const bool on_fallback = current_ != 0;
     const auto failback_after = std::chrono::seconds(options_.failback_s);
     if (!on_fallback || Clock::now() - connected_at_ < failback_after) return;
   }
   disconnect();
   for (std::size_t i = 0; i < servers_.size(); ++i) {
+    if (breaker_open(i)) {
+      last_connect_error_ = servers_[i].target.endpoint.describe() +
+                            ": did not answer lately; waiting for a probe";
+      continue;
+    }
     if (try_connect(i)) return;
   }
   // When every server was skipped for its reconnect pause, the last error is the one that
@@ -231,19 +249,35 @@ void Database::handle_failure(const sql::SQLException& e, int attempt) {
   if (!lost) {
     throw DatabaseError("database error " + std::to_string(code) + ": " + e.what());
   }
-  if (is_no_answer_error(code)) note_no_answer();
   const bool retry = attempt == 0 && remaining() > Clock::duration::zero();
+  // A statement that waited out the client's read timeout met a hung server: it counts towards
+  // that server's breaker, and the retry skips it (its reconnect pause). A connection closed
+  // at once (a restart, KILL, a killed replica) is simply replaced.
+  const auto waited = Clock::now() - running_since_;
+  if (connection_ && is_no_answer_error(code) && waited >= read_timeout() - kHungMargin) {
+    servers_[current_].last_failure = Clock::now();
+    note_no_answer(current_);
+  }
   util::log_warning(what + (retry ? ", reconnecting" : ""));
   disconnect();
   if (!retry) throw DatabaseUnavailable("the database cannot answer now");
 }
 
 void Database::note_answer() {
-  if (breaker_) breaker_->record_answer();
+  if (auto* breaker = servers_[current_].target.breaker) breaker->record_answer();
 }
 
-void Database::note_no_answer() {
-  if (breaker_) breaker_->record_no_answer();
+void Database::note_no_answer(std::size_t server) {
+  if (auto* breaker = servers_[server].target.breaker) breaker->record_no_answer();
+}
+
+bool Database::breaker_open(std::size_t server) const {
+  const auto* breaker = servers_[server].target.breaker;
+  return !probe_ && breaker != nullptr && breaker->open();
+}
+
+Database::Clock::duration Database::read_timeout() const {
+  return std::chrono::seconds(effective_read_timeout_s(options_));
 }
 
 void Database::set_statement_timeout(unsigned timeout_ms) {
@@ -308,6 +342,7 @@ std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text,
   fit_statement_timeout();
   auto& prepared = statement(sql_text);
   bind(prepared, params);
+  running_since_ = Clock::now();
   std::unique_ptr<sql::ResultSet> rs(prepared.executeQuery());
   running_ = nullptr;
   return rs;
@@ -317,6 +352,7 @@ std::uint64_t Database::execute(const std::string& sql_text, const Params& param
   fit_statement_timeout();
   auto& prepared = statement(sql_text);
   bind(prepared, params);
+  running_since_ = Clock::now();
   const auto changed = static_cast<std::uint64_t>(prepared.executeUpdate());
   running_ = nullptr;
   return changed;

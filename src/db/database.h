@@ -17,7 +17,9 @@
 #include <chrono>
 #include <cstdint>
 #include <list>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -62,6 +64,8 @@ struct DatabaseTarget {
   config::DatabaseEndpoint endpoint;
   std::string user;
   std::string password;
+  // The process's breaker for this server (nullptr: none, as in the admin tool).
+  CircuitBreaker* breaker = nullptr;
 };
 
 struct ConnectionOptions {
@@ -85,10 +89,9 @@ class Database {
   // statement text that would ever be built from input.
   static constexpr std::size_t kMaxStatements = 128;
 
-  // breaker: shared by the process's request connections (nullptr: none, as in the admin
-  // tool); a probe connection ignores an open breaker and closes it when it gets an answer.
-  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options,
-           CircuitBreaker* breaker = nullptr, bool probe = false);
+  // A probe connection (the snapshot refresher's) ignores open breakers, and its answers close
+  // them.
+  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe = false);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -157,7 +160,9 @@ class Database {
   void disconnect() noexcept;
   void handle_failure(const sql::SQLException& e, int attempt);
   void note_answer();
-  void note_no_answer();
+  void note_no_answer(std::size_t server);
+  bool breaker_open(std::size_t server) const;
+  Clock::duration read_timeout() const;
   sql::PreparedStatement& statement(const std::string& sql_text);
   void drop_running_statement() noexcept;
   void fit_statement_timeout();
@@ -171,7 +176,6 @@ class Database {
 
   std::vector<Server> servers_;
   ConnectionOptions options_;
-  CircuitBreaker* breaker_;
   bool probe_;
   std::unique_ptr<sql::Connection> connection_;
   std::size_t current_ = 0;  // index of the connected server
@@ -184,6 +188,20 @@ class Database {
   std::unordered_map<std::string, CachedStatement> statements_;
   std::list<std::string> recency_;
   const std::string* running_ = nullptr;  // the statement being run, dropped if it fails
+  Clock::time_point running_since_{};     // when it was sent
+};
+
+// The breakers of a process, one per server (by its address), shared by all its connections:
+// a server found hung by one thread is skipped by all, until the refresher's probe gets an
+// answer from it.
+class CircuitBreakers {
+ public:
+  // The targets, each pointed at its server's breaker.
+  std::vector<DatabaseTarget> attach(std::vector<DatabaseTarget> targets);
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<CircuitBreaker>> by_server_;
 };
 
 // Reads: the replicas in order, then the primary, with the read account.

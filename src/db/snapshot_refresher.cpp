@@ -13,8 +13,8 @@ std::chrono::milliseconds refresh_interval(const config::Config& config) {
 }
 
 SnapshotRefresher::SnapshotRefresher(const config::Config& config, ReferenceCache& reference,
-                                     SupplyCache& supply, CircuitBreaker& breaker)
-    : config_(config), reference_(reference), supply_(supply), breaker_(breaker) {}
+                                     SupplyCache& supply, CircuitBreakers& breakers)
+    : config_(config), reference_(reference), supply_(supply), breakers_(breakers) {}
 
 SnapshotRefresher::~SnapshotRefresher() { stop(); }
 
@@ -39,18 +39,21 @@ std::chrono::milliseconds SnapshotRefresher::next_wait(std::chrono::milliseconds
     return std::chrono::milliseconds(
         static_cast<std::int64_t>(static_cast<double>(interval.count()) * (1.0 + jitter)));
   }
-  const auto backoff = std::chrono::milliseconds(250) * (1 << std::min(failures - 1, 8u));
-  return std::min(backoff, std::max(interval, std::chrono::milliseconds(250)));
+  return failures == 1 ? std::chrono::milliseconds(250) : std::chrono::milliseconds(500);
 }
 
-bool SnapshotRefresher::load_all(Database& db) {
+bool SnapshotRefresher::load_all(Database& db, unsigned failures_so_far) {
   try {
     reference_.load(db);
     supply_.load(db);
+    if (failures_so_far > 0) util::log_warning("the snapshots are loaded again");
     return true;
   } catch (const std::exception& e) {
-    util::log_warning(std::string("reloading the snapshots failed, serving the previous ones: ") +
-                      e.what());
+    // The first failure, then one line a minute or so while they go on.
+    if (failures_so_far % 120 == 0) {
+      util::log_warning(std::string("reloading the snapshots failed, serving the previous ones: ") +
+                        e.what());
+    }
     return false;
   }
 }
@@ -58,8 +61,8 @@ bool SnapshotRefresher::load_all(Database& db) {
 void SnapshotRefresher::run() {
   DriverThreadScope driver_thread;
   const unsigned budget_ms = config_.worker.request_timeout_ms;
-  // The probe: it ignores an open breaker, and its answers close it.
-  Database db(read_targets(config_.db), connection_options(config_.db, budget_ms), &breaker_,
+  // The probe: it ignores open breakers, and its answers close them.
+  Database db(breakers_.attach(read_targets(config_.db)), connection_options(config_.db, budget_ms),
               /*probe=*/true);
   const auto interval = refresh_interval(config_);
   std::minstd_rand random(static_cast<unsigned>(::getpid()));
@@ -70,7 +73,7 @@ void SnapshotRefresher::run() {
     lock.unlock();
     db.set_deadline(budget_ms == 0 ? Database::Clock::time_point::max()
                                    : Database::Clock::now() + std::chrono::milliseconds(budget_ms));
-    failures = load_all(db) ? 0 : failures + 1;
+    failures = load_all(db, failures) ? 0 : failures + 1;
     lock.lock();
     if (!first_load_done_) {
       first_load_done_ = true;

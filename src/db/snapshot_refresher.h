@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "config/config.h"
-#include "db/circuit_breaker.h"
+#include "db/database.h"
 #include "db/reference_store.h"
 #include "db/supply_store.h"
 
@@ -23,7 +23,7 @@ std::chrono::milliseconds refresh_interval(const config::Config& config);
 class SnapshotRefresher {
  public:
   SnapshotRefresher(const config::Config& config, ReferenceCache& reference, SupplyCache& supply,
-                    CircuitBreaker& breaker);
+                    CircuitBreakers& breakers);
   ~SnapshotRefresher();
   SnapshotRefresher(const SnapshotRefresher&) = delete;
   SnapshotRefresher& operator=(const SnapshotRefresher&) = delete;
@@ -33,20 +33,21 @@ class SnapshotRefresher {
   void start();
   void stop();
 
-  // The wait after a load: the interval with +-10 % jitter after a success; after `failures`
-  // failures in a row 250 ms doubling up to the interval (so recovery is seen within about a
-  // second while a dead server is not hammered). Public for tests.
+  // The wait after a load: the interval with +-10 % jitter after a success; after a failure
+  // 250 ms, then 500 ms while they go on, whatever the interval: the refresher is the circuit
+  // breaker's probe, so a recovered database is seen within half a second (one connect attempt
+  // per process and half second is no load on a server that is down). Public for tests.
   static std::chrono::milliseconds next_wait(std::chrono::milliseconds interval,
                                              unsigned failures, double jitter);
 
  private:
   void run();
-  bool load_all(Database& db);
+  bool load_all(Database& db, unsigned failures_so_far);
 
   const config::Config& config_;
   ReferenceCache& reference_;
   SupplyCache& supply_;
-  CircuitBreaker& breaker_;
+  CircuitBreakers& breakers_;
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
