@@ -272,8 +272,8 @@ void Database::note_no_answer(std::size_t server) {
 }
 
 bool Database::breaker_open(std::size_t server) const {
-  const auto* breaker = servers_[server].target.breaker;
-  return !probe_ && breaker != nullptr && breaker->open();
+  auto* breaker = servers_[server].target.breaker;
+  return !probe_ && breaker != nullptr && !breaker->allow();
 }
 
 Database::Clock::duration Database::read_timeout() const {

@@ -112,3 +112,17 @@ BOOST_AUTO_TEST_CASE(the_breaker_opens_after_consecutive_calls_without_an_answer
   breaker.record_answer();  // the probe's answer closes it
   BOOST_TEST(!breaker.open());
 }
+
+BOOST_AUTO_TEST_CASE(an_open_breaker_lets_one_trial_through_every_250_ms) {
+  CircuitBreaker breaker;
+  const auto t0 = CircuitBreaker::Clock::now();
+  for (int i = 0; i < 3; ++i) breaker.record_no_answer(t0);
+  BOOST_TEST(breaker.open());
+  BOOST_TEST(!breaker.allow(t0));
+  BOOST_TEST(!breaker.allow(t0 + 249ms));
+  BOOST_TEST(breaker.allow(t0 + 250ms));   // the trial
+  BOOST_TEST(!breaker.allow(t0 + 260ms));  // only one
+  BOOST_TEST(breaker.allow(t0 + 500ms));
+  breaker.record_answer();
+  BOOST_TEST(breaker.allow(t0 + 501ms));
+}
