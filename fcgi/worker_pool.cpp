@@ -65,7 +65,8 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       access_log_(access_log),
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
-      refresher_(config, reference_, supply_, breakers_) {
+      refresher_(config, reference_, supply_, breakers_),
+      prober_(config, breakers_) {
   if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
 }
 
@@ -73,11 +74,13 @@ WorkerPool::~WorkerPool() {
   request_stop();
   join();
   refresher_.stop();
+  prober_.stop();
   ::close(stop_fd_);
 }
 
 void WorkerPool::start() {
   refresher_.start();
+  prober_.start();
   slot_.threads.store(config_.worker.threads);
   for (unsigned i = 0; i < config_.worker.threads; ++i) threads_.emplace_back([this] { serve(); });
 }
@@ -183,8 +186,7 @@ void WorkerPool::serve() {
     if (FCGX_Accept_r(&request) < 0) continue;
     const auto started = Clock::now();
     // One deadline for all the request's database work, on both connections.
-    const auto deadline = budget_ms == 0 ? Clock::time_point::max()
-                                         : started + std::chrono::milliseconds(budget_ms);
+    const auto deadline = started + std::chrono::milliseconds(budget_ms);
     reader.set_deadline(deadline);
     writer.set_deadline(deadline);
     slot_.active.fetch_add(1);
@@ -199,6 +201,7 @@ void WorkerPool::serve() {
         .query_string = param(request, "QUERY_STRING"),
         .if_none_match = param(request, "HTTP_IF_NONE_MATCH"),
         .request_id = param(request, "REQUEST_ID"),
+        .deadline = deadline,
     });
     put(request.out, response.head);
     put(request.out, response.body);

@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "db/database.h"
 #include "db/reference_store.h"
+#include "db/server_prober.h"
 #include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
 #include "metrics/scoreboard.h"
@@ -48,6 +49,7 @@ class WorkerPool {
   db::SupplyCache supply_;
   db::CircuitBreakers breakers_;
   db::SnapshotRefresher refresher_;
+  db::ServerProber prober_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};

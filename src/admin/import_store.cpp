@@ -8,6 +8,7 @@
 #include <span>
 
 #include "admin/progress.h"
+#include "util/log.h"
 
 namespace connector::admin {
 namespace {
@@ -284,9 +285,20 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Prog
           batch.deposit_accounts.size()};
 }
 
-void refresh_statistics(db::Database& db) {
-  auto rs = db.query("ANALYZE TABLE history, history_counts, deposit_accounts");
-  while (rs->next()) {
+void refresh_statistics(db::Database& db) noexcept {
+  // Reported, not thrown: the data is committed by now, and statistics are only advice.
+  try {
+    auto rs = db.query(
+        "ANALYZE TABLE chains, chain_status, assets, connects, pairs, history, history_counts, "
+        "deposit_accounts");
+    while (rs->next()) {  // Table, Op, Msg_type, Msg_text
+      if (db::read_value<std::string>(*rs, 3) == "error") {
+        util::log_warning("ANALYZE TABLE " + db::read_value<std::string>(*rs, 1) + ": " +
+                          db::read_value<std::string>(*rs, 4));
+      }
+    }
+  } catch (const std::exception& e) {
+    util::log_warning(std::string("the tables' statistics were not refreshed: ") + e.what());
   }
 }
 

@@ -34,6 +34,7 @@ void write_deposit_account_rows(db::Database& db, std::span<const DepositAccount
 // ANALYZE TABLE of the tables a load fills: after a bulk load InnoDB's statistics may still say
 // the tables are empty. The service's plans do not depend on them (db/history_statements.h),
 // but other clients of the database (and EXPLAIN) do.
-void refresh_statistics(db::Database& db);
+// Failures are logged, not thrown: the data is committed before.
+void refresh_statistics(db::Database& db) noexcept;
 
 }  // namespace connector::admin

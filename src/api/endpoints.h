@@ -20,6 +20,8 @@ struct Services {
   db::ReadinessCheck& readiness;
   db::ReferenceCache& reference;
   db::SupplyCache& supply;
+  // The current request's deadline (the router sets it).
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 using Endpoint = std::string_view (*)(const http::QueryParams& params, Services& services,

@@ -143,6 +143,7 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
 
 HttpResponse Router::handle(const HttpRequest& request) {
   HttpResponse response;
+  services_.deadline = request.deadline;
   response.request_id = http::is_valid_request_id(request.request_id)
                             ? std::string(request.request_id)
                             : http::make_request_id();

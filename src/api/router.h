@@ -4,6 +4,7 @@
 // Knows HTTP as CGI variables, not FastCGI: the worker in fcgi/ feeds it.
 #include <rapidjson/stringbuffer.h>
 
+#include <chrono>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ struct HttpRequest {
   std::string_view query_string;
   std::string_view if_none_match;
   std::string_view request_id;  // from nginx; one is made when missing or malformed
+  // The end of the request's time budget: what waits on the database or on a reload stops
+  // there.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 struct HttpResponse {

@@ -1,5 +1,6 @@
 #include "db/account_store.h"
 
+#include "chain/address.h"
 #include "util/log.h"
 
 namespace connector::db {
@@ -15,8 +16,11 @@ Binding binding(Database& db, const DepositAccount& account) {
       "WHERE deposit_chain = ? AND deposit_address = ?",
       {std::uint64_t{account.deposit_chain}, account.deposit_address});
   if (!rs->next()) return Binding::kAbsent;
+  // Addresses compare in any case, as the column's collation does (a node may write them
+  // in lower case).
   const bool same = read_value<std::uint16_t>(*rs, 1) == account.recipient_chain &&
-                    read_value<std::string>(*rs, 2) == account.recipient_address;
+                    chain::Address::parse(read_value<std::string>(*rs, 2)) ==
+                        chain::Address::parse(account.recipient_address);
   return same ? Binding::kThisRecipient : Binding::kAnotherRecipient;
 }
 

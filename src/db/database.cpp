@@ -25,6 +25,10 @@ constexpr unsigned kStatementTimeoutSlackMs = 50;
 // A statement that failed this close to the read timeout waited it out.
 constexpr auto kHungMargin = std::chrono::milliseconds(100);
 
+// The server stops a statement this long before the client's read timeout would, so a slow
+// statement on a live server ends as the server's own timeout (1969), not as a lost connection.
+constexpr unsigned kServerFirstMs = 200;
+
 unsigned whole_seconds_at_least_one(unsigned ms) { return std::max(1u, ms / 1000); }
 
 unsigned effective_read_timeout_s(const ConnectionOptions& options) {
@@ -86,15 +90,20 @@ bool is_unavailable_error(int error_code) {
   return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
 }
 
-bool is_server_state_error(int error_code) {
+bool is_timeout_error(int error_code) {
   return error_code == 1205      // ER_LOCK_WAIT_TIMEOUT (lock_wait_timeout, innodb_lock_...)
-         || error_code == 1969   // ER_STATEMENT_TIMEOUT (max_statement_time)
-         || error_code == 1461;  // ER_MAX_PREPARED_STMT_COUNT_REACHED
+         || error_code == 1969;  // ER_STATEMENT_TIMEOUT (max_statement_time)
+}
+
+bool is_server_state_error(int error_code) {
+  return is_timeout_error(error_code)  //
+         || error_code == 1461;         // ER_MAX_PREPARED_STMT_COUNT_REACHED
 }
 
 namespace {
 
-// The server did not answer at all: these count towards opening the circuit breaker.
+// The server did not answer at all (a subset of is_unavailable_error's codes): these count
+// towards opening the server's circuit breaker.
 bool is_no_answer_error(int error_code) {
   static constexpr std::array kCodes = {2002, 2003, 2006, 2013, 2055, 4031};
   return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
@@ -124,11 +133,22 @@ DriverThreadScope::~DriverThreadScope() { driver()->threadEnd(); }
 std::vector<DatabaseTarget> CircuitBreakers::attach(std::vector<DatabaseTarget> targets) {
   std::lock_guard lock(mutex_);
   for (auto& target : targets) {
-    auto& breaker = by_server_[target.endpoint.describe()];
-    if (!breaker) breaker = std::make_unique<CircuitBreaker>();
-    target.breaker = breaker.get();
+    auto& entry = by_server_[target.endpoint.describe()];
+    if (!entry.breaker) entry = {target, std::make_unique<CircuitBreaker>()};
+    target.breaker = entry.breaker.get();
   }
   return targets;
+}
+
+std::vector<DatabaseTarget> CircuitBreakers::open_servers() {
+  std::lock_guard lock(mutex_);
+  std::vector<DatabaseTarget> open;
+  for (auto& [name, entry] : by_server_) {
+    if (!entry.breaker->open()) continue;
+    open.push_back(entry.target);
+    open.back().breaker = entry.breaker.get();
+  }
+  return open;
 }
 
 std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& s) {
@@ -179,19 +199,22 @@ bool Database::try_connect(std::size_t index) {
   auto& server = servers_[index];
   const auto now = Clock::now();
   if (now - server.last_failure < kReconnectPause) return false;
-  const auto left_s = std::chrono::duration_cast<std::chrono::seconds>(remaining()).count();
-  const auto connect_timeout_s =
-      static_cast<unsigned>(std::min<std::int64_t>(options_.connect_timeout_s, left_s));
-  if (connect_timeout_s == 0) {  // 0 would mean the client's default: wait far too long
+  const auto left = remaining();
+  if (left <= Clock::duration::zero()) {
     last_connect_error_ = "no time left in the request's budget to connect";
     return false;
   }
+  // Whole seconds (the client's unit), rounded up so that a budget under a second can connect;
+  // never 0, which would mean the client's default.
+  const auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(left).count();
+  const auto connect_timeout_s = static_cast<unsigned>(std::clamp<std::int64_t>(
+      (left_ms + 999) / 1000, 1, std::max(1u, options_.connect_timeout_s)));
   try {
     auto options = connect_options(server.target, options_, connect_timeout_s);
     connection_.reset(driver()->connect(options));
     fit_statement_timeout();
   } catch (const sql::SQLException& e) {
-    server.last_failure = now;
+    server.last_failure = Clock::now();  // when it failed: a connect may wait its timeout
     disconnect();
     if (is_no_answer_error(e.getErrorCode())) note_no_answer(index);
     // The message names no password; it may name the host, so it stays in the log only.
@@ -206,6 +229,7 @@ bool Database::try_connect(std::size_t index) {
   ever_connected_ = true;
   current_ = index;
   connected_at_ = now;
+  note_answer();  // the server completed a handshake: it answers
   return true;
 }
 
@@ -236,17 +260,21 @@ void Database::ensure_connected() {
 void Database::handle_failure(const sql::SQLException& e, int attempt) {
   metrics::increment(&metrics::Scoreboard::db_errors);
   const int code = e.getErrorCode();
-  drop_running_statement();
   const std::string what =
       "database " + server() + ": " + e.what() + " (code " + std::to_string(code) + ")";
-  if (is_server_state_error(code) && connection_ && !connection_->isClosed()) {
+  const bool live = connection_ && !connection_->isClosed();
+  // A statement stopped by a timeout is sound and stays prepared; any other failed one goes.
+  if (!is_timeout_error(code)) drop_running_statement();
+  if (is_server_state_error(code) && live) {
     // The server answered, about its own state: a retry would spend the budget again or meet
     // the same full cache, and the connection itself is sound, so it is kept.
+    note_answer();
     util::log_warning(what + ": answered 503");
     throw DatabaseUnavailable("the database cannot serve this statement now");
   }
-  const bool lost = is_unavailable_error(code) || !connection_ || connection_->isClosed();
+  const bool lost = is_unavailable_error(code) || !live;
   if (!lost) {
+    note_answer();
     throw DatabaseError("database error " + std::to_string(code) + ": " + e.what());
   }
   const bool retry = attempt == 0 && remaining() > Clock::duration::zero();
@@ -272,8 +300,8 @@ void Database::note_no_answer(std::size_t server) {
 }
 
 bool Database::breaker_open(std::size_t server) const {
-  auto* breaker = servers_[server].target.breaker;
-  return !probe_ && breaker != nullptr && !breaker->allow();
+  const auto* breaker = servers_[server].target.breaker;
+  return !probe_ && breaker != nullptr && breaker->open();
 }
 
 Database::Clock::duration Database::read_timeout() const {
@@ -290,13 +318,18 @@ void Database::set_statement_timeout(unsigned timeout_ms) {
   session_timeout_ms_ = timeout_ms;
 }
 
-// The server stops a statement at the request's budget, or at what is left of it.
+// The server stops a statement at what is left of the request's budget, and always before the
+// client's read timeout would (so a slow statement is never mistaken for a hung server).
 void Database::fit_statement_timeout() {
   const unsigned budget = options_.statement_timeout_ms;
   if (budget == 0) return;
+  const auto read_timeout_ms =
+      static_cast<unsigned>(std::chrono::duration_cast<std::chrono::milliseconds>(read_timeout())
+                                .count());
+  const unsigned longest = std::min(budget, read_timeout_ms - kServerFirstMs);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(remaining()).count();
-  const unsigned wanted =
-      static_cast<unsigned>(std::clamp<std::int64_t>(left, 1, static_cast<std::int64_t>(budget)));
+  const unsigned wanted = static_cast<unsigned>(
+      std::clamp<std::int64_t>(left, 1, static_cast<std::int64_t>(longest)));
   const bool unset = session_timeout_ms_ == 0;
   const bool too_long = wanted + kStatementTimeoutSlackMs < session_timeout_ms_;
   const bool cut_short = session_timeout_ms_ + kStatementTimeoutSlackMs < wanted;
@@ -316,9 +349,15 @@ sql::PreparedStatement& Database::statement(const std::string& sql_text) {
   }
   std::unique_ptr<sql::PreparedStatement> prepared(connection_->prepareStatement(sql_text));
   recency_.push_front(sql_text);
-  statements_.emplace(sql_text, CachedStatement{std::move(prepared), recency_.begin()});
-  running_ = &recency_.front();
-  return *statements_.at(sql_text).statement;
+  try {
+    auto& slot = statements_[sql_text];
+    slot = {std::move(prepared), recency_.begin()};
+    running_ = &recency_.front();
+    return *slot.statement;
+  } catch (...) {
+    recency_.pop_front();
+    throw;
+  }
 }
 
 void Database::drop_running_statement() noexcept {
@@ -327,43 +366,42 @@ void Database::drop_running_statement() noexcept {
   running_ = nullptr;
   if (found == statements_.end()) return;
   recency_.erase(found->second.recency);
-  try {
-    statements_.erase(found);
-  } catch (...) {  // closing it on a broken connection may throw; it is gone either way
-  }
+  statements_.erase(found);  // Connector/C++ swallows a failed close on a broken connection
 }
 
 sql::PreparedStatement& Database::prepare(const std::string& sql_text) {
   return statement(sql_text);
 }
 
-std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text,
-                                                const Params& params) {
+sql::PreparedStatement& Database::bound(const std::string& sql_text, const Params& params) {
+  running_since_ = Clock::now();  // before the first round trip of this statement
   fit_statement_timeout();
   auto& prepared = statement(sql_text);
   bind(prepared, params);
-  running_since_ = Clock::now();
-  std::unique_ptr<sql::ResultSet> rs(prepared.executeQuery());
+  return prepared;
+}
+
+std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text,
+                                                const Params& params) {
+  std::unique_ptr<sql::ResultSet> rs(bound(sql_text, params).executeQuery());
   running_ = nullptr;
   return rs;
 }
 
 std::uint64_t Database::execute(const std::string& sql_text, const Params& params) {
-  fit_statement_timeout();
-  auto& prepared = statement(sql_text);
-  bind(prepared, params);
-  running_since_ = Clock::now();
-  const auto changed = static_cast<std::uint64_t>(prepared.executeUpdate());
+  const auto changed = static_cast<std::uint64_t>(bound(sql_text, params).executeUpdate());
   running_ = nullptr;
   return changed;
 }
 
 void Database::begin() {
   ensure_connected();
+  running_since_ = Clock::now();
   connection_->setAutoCommit(false);
 }
 
 void Database::commit() {
+  running_since_ = Clock::now();
   connection_->commit();
   connection_->setAutoCommit(true);
 }

@@ -84,13 +84,12 @@ class Database {
   using Clock = std::chrono::steady_clock;
 
   // At most this many prepared statements per connection: the least recently used one is
-  // closed to make room. The worker's stores use a fixed set smaller than this (about 90, most
-  // of them history shapes: db/history_statements.h), so the bound only guards against a
+  // closed to make room. The worker's stores use a fixed set smaller than this (134 at most,
+  // 126 of them history shapes: db/history_statements.h), so the bound only guards against a
   // statement text that would ever be built from input.
-  static constexpr std::size_t kMaxStatements = 128;
+  static constexpr std::size_t kMaxStatements = 192;
 
-  // A probe connection (the snapshot refresher's) ignores open breakers, and its answers close
-  // them.
+  // A probe connection (the prober's) ignores open breakers, and its answers close them.
   Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe = false);
   ~Database();
   Database(const Database&) = delete;
@@ -164,6 +163,7 @@ class Database {
   bool breaker_open(std::size_t server) const;
   Clock::duration read_timeout() const;
   sql::PreparedStatement& statement(const std::string& sql_text);
+  sql::PreparedStatement& bound(const std::string& sql_text, const Params& params);
   void drop_running_statement() noexcept;
   void fit_statement_timeout();
   void set_statement_timeout(unsigned timeout_ms);
@@ -192,16 +192,21 @@ class Database {
 };
 
 // The breakers of a process, one per server (by its address), shared by all its connections:
-// a server found hung by one thread is skipped by all, until the refresher's probe gets an
-// answer from it.
+// a server found hung by one thread is skipped by all, until the prober gets an answer from it.
 class CircuitBreakers {
  public:
   // The targets, each pointed at its server's breaker.
   std::vector<DatabaseTarget> attach(std::vector<DatabaseTarget> targets);
+  // The servers whose breaker is open, each with the account that first reached it.
+  std::vector<DatabaseTarget> open_servers();
 
  private:
+  struct Entry {
+    DatabaseTarget target;
+    std::unique_ptr<CircuitBreaker> breaker;
+  };
   std::mutex mutex_;
-  std::map<std::string, std::unique_ptr<CircuitBreaker>> by_server_;
+  std::map<std::string, Entry> by_server_;
 };
 
 // Reads: the replicas in order, then the primary, with the read account.
@@ -219,5 +224,7 @@ bool is_unavailable_error(int error_code);
 // time budget (max_statement_time, lock waits) or a full statement cache (max_prepared_stmt_
 // count). The caller gets DatabaseUnavailable at once, without a retry; the connection is kept.
 bool is_server_state_error(int error_code);
+// The timeouts among them (max_statement_time, lock waits).
+bool is_timeout_error(int error_code);
 
 }  // namespace connector::db

@@ -109,10 +109,20 @@ bool drives(const AccessPath& path, std::string_view column) {
   return column == path.column || (path.with_status && column == "status");
 }
 
-// "a = ? AND status = ? AND (? IS NULL OR b = ?) AND ...": the driving columns, then every
-// other filter column as a residual condition. params gets the values in placeholder order.
+// Which conditions a WHERE clause holds: the counters' dimensions (history_counts), or the
+// driving columns of the path alone, or those and every other filter column as a residual.
+// A residual condition names its column even when its value is NULL, and a column the index
+// lacks makes MariaDB read every row the index walks (measured: 30,073 buffer-pool reads for an
+// unfiltered offset of 10,000 with three NULL residuals, 10 without): so index-only reads (the
+// deferred join's ids, an address's count) have a statement without residuals, used whenever
+// no other filter is set.
+enum class Conditions { kCounters, kDriving, kDrivingAndResiduals };
+
+// "a = ? AND status = ? AND (? IS NULL OR b = ?) AND ...": the driving columns, then (with
+// residuals) every other filter column. params gets the values in placeholder order.
 std::string where_clause(const AccessPath& path, const HistoryFilter* filter, Params& params,
-                         bool counters) {
+                         Conditions which) {
+  const bool counters = which == Conditions::kCounters;
   std::string sql;
   auto add = [&sql](const std::string& condition) {
     sql += sql.empty() ? " WHERE " : " AND ";
@@ -123,6 +133,7 @@ std::string where_clause(const AccessPath& path, const HistoryFilter* filter, Pa
     add(std::string(c.column) + " = ?");
     if (filter) params.push_back(c.value(*filter));
   }
+  if (which == Conditions::kDriving) return sql;
   for (const auto& c : kFilterColumns) {
     if (counters ? !c.counted : drives(path, c.column)) continue;
     add("(? IS NULL OR " + std::string(c.column) + " = ?)");
@@ -146,28 +157,43 @@ const std::string& record_select_list() {
   return list;
 }
 
-HistoryStatement count_of(const AccessPath& path, const HistoryFilter* filter) {
+// True when a filter is set that the path does not drive.
+bool has_residuals(const AccessPath& path, const HistoryFilter& filter) {
+  return std::any_of(std::begin(kFilterColumns), std::end(kFilterColumns),
+                     [&](const FilterColumn& c) {
+                       return !drives(path, c.column) && is_set(c.column, filter);
+                     });
+}
+
+Conditions index_conditions(bool residuals) {
+  return residuals ? Conditions::kDrivingAndResiduals : Conditions::kDriving;
+}
+
+HistoryStatement count_of(const AccessPath& path, const HistoryFilter* filter, bool residuals) {
   HistoryStatement s;
   // Exact either way: the counter rows are kept by triggers in the same transactions as history.
   if (path.counted_by_counters) {
     s.sql = "SELECT COALESCE(SUM(records), 0) FROM history_counts" +
-            where_clause(path, filter, s.params, /*counters=*/true);
+            where_clause(path, filter, s.params, Conditions::kCounters);
   } else {
     s.sql = "SELECT COUNT(*) FROM history" + forced(path.index) +
-            where_clause(path, filter, s.params, /*counters=*/false);
+            where_clause(path, filter, s.params, index_conditions(residuals));
   }
   return s;
 }
 
+// The direct form reads whole rows anyway, so it always carries the residuals (one statement
+// fewer per path and order).
 HistoryStatement page_of(const AccessPath& path, const HistoryFilter* filter,
-                         domain::SortOrder order, PageForm form) {
+                         domain::SortOrder order, PageForm form, bool residuals) {
   HistoryStatement s;
-  const std::string where = where_clause(path, filter, s.params, /*counters=*/false);
   if (form == PageForm::kDirect) {
-    s.sql = "SELECT " + record_select_list() + " FROM history h" + forced(path.index) + where +
+    s.sql = "SELECT " + record_select_list() + " FROM history h" + forced(path.index) +
+            where_clause(path, filter, s.params, Conditions::kDrivingAndResiduals) +
             order_by(order, "h.id");
     return s;
   }
+  const std::string where = where_clause(path, filter, s.params, index_conditions(residuals));
   const std::string_view index = path.column.empty() ? kNarrowIdIndex : path.index;
   // STRAIGHT_JOIN: the page's ids first, then each row by its primary key, whatever the
   // statistics say about the tables' sizes.
@@ -192,12 +218,12 @@ const AccessPath& choose_access_path(const HistoryFilter& filter) {
 }
 
 HistoryStatement count_statement(const AccessPath& path, const HistoryFilter& filter) {
-  return count_of(path, &filter);
+  return count_of(path, &filter, has_residuals(path, filter));
 }
 
 HistoryStatement page_statement(const AccessPath& path, const HistoryFilter& filter,
                                 domain::SortOrder order, PageForm form) {
-  return page_of(path, &filter, order, form);
+  return page_of(path, &filter, order, form, has_residuals(path, filter));
 }
 
 std::string by_hash_statement() {
@@ -210,10 +236,12 @@ std::vector<std::string> all_history_statements() {
     if (std::find(all.begin(), all.end(), sql) == all.end()) all.push_back(std::move(sql));
   };
   for (const auto& path : kPaths) {
-    add(count_of(path, nullptr).sql);
-    for (auto order : {domain::SortOrder::kAscending, domain::SortOrder::kDescending}) {
-      for (auto form : {PageForm::kDirect, PageForm::kDeferred}) {
-        add(page_of(path, nullptr, order, form).sql);
+    for (bool residuals : {false, true}) {
+      add(count_of(path, nullptr, residuals).sql);
+      for (auto order : {domain::SortOrder::kAscending, domain::SortOrder::kDescending}) {
+        for (auto form : {PageForm::kDirect, PageForm::kDeferred}) {
+          add(page_of(path, nullptr, order, form, residuals).sql);
+        }
       }
     }
   }

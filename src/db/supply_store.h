@@ -1,6 +1,7 @@
 #pragma once
 // Reads the per-chain status, height and coin supply the nodes write (/v1/ab), and keeps them
 // in memory for the threads of a worker process.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -23,12 +24,15 @@ struct ChainSupply {
 std::vector<ChainSupply> load_chain_supply(Database& db);
 
 // Status and supply, reloaded by the snapshot refresher like the reference data, but live
-// data: served at most two refresh intervals old, so a database outage becomes a 503 after that
-// (while nginx's cache may still answer with its own stale copy).
+// data: served at most two refresh intervals old (at least one second, so that a 50 ms interval
+// does not flap), so a database outage becomes a 503 after that (while nginx's cache may still
+// answer with its own stale copy).
 class SupplyCache {
  public:
   explicit SupplyCache(std::chrono::milliseconds refresh_interval)
-      : snapshot_("chain supply", 2 * refresh_interval) {}
+      : snapshot_("chain supply",
+                  std::max<std::chrono::milliseconds>(2 * refresh_interval,
+                                                      std::chrono::seconds(1))) {}
 
   std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
   void load(Database& db) { store(load_chain_supply(db)); }

@@ -1,0 +1,26 @@
+#include "db/server_prober.h"
+
+#include "db/snapshot_refresher.h"
+#include "util/log.h"
+
+namespace connector::db {
+
+void ServerProber::start() {
+  loop_.start([this] {
+    for (auto& target : breakers_.open_servers()) {
+      const std::string name = target.endpoint.describe();
+      Database probe({std::move(target)},
+                     connection_options(config_.db, config_.worker.request_timeout_ms),
+                     /*probe=*/true);
+      probe.set_deadline(deadline_from_now(config_));
+      try {
+        probe.run([](Database& session) { return session.query("SELECT 1")->next(); });
+        util::log_warning("database " + name + " answers again");
+      } catch (const std::exception&) {  // still away: the breaker stays open
+      }
+    }
+    return kEvery;
+  });
+}
+
+}  // namespace connector::db
