@@ -14,8 +14,8 @@ std::shared_ptr<const domain::ReferenceData> reference_covering(
                        [&](const auto& record) { return json::covers(reference, record); });
   };
   // Newer than the snapshot: wait for the refresher's next reloads rather than load it here.
-  const auto until =
-      std::min(services.deadline, std::chrono::steady_clock::now() + services.reference.newer_wait());
+  const auto until = std::min(services.deadline,
+                              std::chrono::steady_clock::now() + services.reference.newer_wait());
   while (!covered(*data)) {
     auto newer = services.reference.newer_than(data, until);
     if (newer == data) {

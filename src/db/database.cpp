@@ -97,7 +97,7 @@ bool is_timeout_error(int error_code) {
 
 bool is_server_state_error(int error_code) {
   return is_timeout_error(error_code)  //
-         || error_code == 1461;         // ER_MAX_PREPARED_STMT_COUNT_REACHED
+         || error_code == 1461;        // ER_MAX_PREPARED_STMT_COUNT_REACHED
 }
 
 namespace {
@@ -246,8 +246,8 @@ void Database::ensure_connected() {
   disconnect();
   for (std::size_t i = 0; i < servers_.size(); ++i) {
     if (breaker_open(i)) {
-      last_connect_error_ = servers_[i].target.endpoint.describe() +
-                            ": did not answer lately; waiting for a probe";
+      last_connect_error_ =
+          servers_[i].target.endpoint.describe() + ": did not answer lately; waiting for a probe";
       continue;
     }
     if (try_connect(i)) return;
@@ -311,8 +311,8 @@ Database::Clock::duration Database::read_timeout() const {
 void Database::set_statement_timeout(unsigned timeout_ms) {
   const unsigned lock_wait_s = std::max(1u, (timeout_ms + 999) / 1000);
   std::unique_ptr<sql::Statement> statement(connection_->createStatement());
-  statement->execute("SET SESSION max_statement_time = " + std::to_string(timeout_ms / 1000) +
-                     "." + std::to_string(timeout_ms % 1000 + 1000).substr(1) +
+  statement->execute("SET SESSION max_statement_time = " + std::to_string(timeout_ms / 1000) + "." +
+                     std::to_string(timeout_ms % 1000 + 1000).substr(1) +
                      ", lock_wait_timeout = " + std::to_string(lock_wait_s) +
                      ", innodb_lock_wait_timeout = " + std::to_string(lock_wait_s));
   session_timeout_ms_ = timeout_ms;
@@ -323,13 +323,12 @@ void Database::set_statement_timeout(unsigned timeout_ms) {
 void Database::fit_statement_timeout() {
   const unsigned budget = options_.statement_timeout_ms;
   if (budget == 0) return;
-  const auto read_timeout_ms =
-      static_cast<unsigned>(std::chrono::duration_cast<std::chrono::milliseconds>(read_timeout())
-                                .count());
+  const auto read_timeout_ms = static_cast<unsigned>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(read_timeout()).count());
   const unsigned longest = std::min(budget, read_timeout_ms - kServerFirstMs);
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(remaining()).count();
-  const unsigned wanted = static_cast<unsigned>(
-      std::clamp<std::int64_t>(left, 1, static_cast<std::int64_t>(longest)));
+  const unsigned wanted =
+      static_cast<unsigned>(std::clamp<std::int64_t>(left, 1, static_cast<std::int64_t>(longest)));
   const bool unset = session_timeout_ms_ == 0;
   const bool too_long = wanted + kStatementTimeoutSlackMs < session_timeout_ms_;
   const bool cut_short = session_timeout_ms_ + kStatementTimeoutSlackMs < wanted;
@@ -381,8 +380,7 @@ sql::PreparedStatement& Database::bound(const std::string& sql_text, const Param
   return prepared;
 }
 
-std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text,
-                                                const Params& params) {
+std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text, const Params& params) {
   std::unique_ptr<sql::ResultSet> rs(bound(sql_text, params).executeQuery());
   running_ = nullptr;
   return rs;

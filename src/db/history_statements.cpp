@@ -159,10 +159,9 @@ const std::string& record_select_list() {
 
 // True when a filter is set that the path does not drive.
 bool has_residuals(const AccessPath& path, const HistoryFilter& filter) {
-  return std::any_of(std::begin(kFilterColumns), std::end(kFilterColumns),
-                     [&](const FilterColumn& c) {
-                       return !drives(path, c.column) && is_set(c.column, filter);
-                     });
+  return std::any_of(
+      std::begin(kFilterColumns), std::end(kFilterColumns),
+      [&](const FilterColumn& c) { return !drives(path, c.column) && is_set(c.column, filter); });
 }
 
 Conditions index_conditions(bool residuals) {
@@ -198,8 +197,8 @@ HistoryStatement page_of(const AccessPath& path, const HistoryFilter* filter,
   // STRAIGHT_JOIN: the page's ids first, then each row by its primary key, whatever the
   // statistics say about the tables' sizes.
   s.sql = "SELECT STRAIGHT_JOIN " + record_select_list() + " FROM (SELECT id FROM history" +
-          forced(index) + where + order_by(order, "id") + ") p JOIN history h" +
-          forced("PRIMARY") + " ON h.id = p.id";
+          forced(index) + where + order_by(order, "id") + ") p JOIN history h" + forced("PRIMARY") +
+          " ON h.id = p.id";
   return s;
 }
 

@@ -27,8 +27,7 @@ constexpr std::uint64_t kDeferredJoinFromOffset = 100;
 // The rows come back in the order `shown`, whichever way the walk went.
 std::vector<HistoryRecord> page(Database& db, const AccessPath& path, const HistoryFilter& filter,
                                 const PageWalk& walk, domain::SortOrder shown) {
-  const auto form =
-      walk.offset < kDeferredJoinFromOffset ? PageForm::kDirect : PageForm::kDeferred;
+  const auto form = walk.offset < kDeferredJoinFromOffset ? PageForm::kDirect : PageForm::kDeferred;
   auto statement = page_statement(path, filter, walk.order, form);
   statement.params.emplace_back(std::uint64_t{walk.limit});
   statement.params.emplace_back(walk.offset);

@@ -59,16 +59,14 @@ constexpr std::array<Column<Pair>, 5> direction_columns(std::string_view min_dep
        [](sql::ResultSet& rs, int c, Pair& p) {
          (p.*Direction).fee_percent_millionths = read_value<std::uint64_t>(rs, c);
        }},
-      {fee_min,
-       [](sql::ResultSet& rs, int c, Pair& p) {
-         (p.*Direction).fee_min_amount = read_value<std::string>(rs, c);
-       }},
+      {fee_min, [](sql::ResultSet& rs, int c,
+                   Pair& p) { (p.*Direction).fee_min_amount = read_value<std::string>(rs, c); }},
       {auto_confirm,
        [](sql::ResultSet& rs, int c, Pair& p) {
          (p.*Direction).auto_confirm_deposit_amount = read_value<std::string>(rs, c);
        }},
-      {disabled,
-       [](sql::ResultSet& rs, int c, Pair& p) { (p.*Direction).disabled = read_value<bool>(rs, c); }},
+      {disabled, [](sql::ResultSet& rs, int c,
+                    Pair& p) { (p.*Direction).disabled = read_value<bool>(rs, c); }},
   }};
 }
 

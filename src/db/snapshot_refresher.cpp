@@ -42,9 +42,9 @@ void SnapshotRefresher::start() {
 
 bool SnapshotRefresher::load_all() {
   if (!db_) {
-    db_ = std::make_unique<Database>(breakers_.attach(read_targets(config_.db)),
-                                     connection_options(config_.db,
-                                                        config_.worker.request_timeout_ms));
+    db_ = std::make_unique<Database>(
+        breakers_.attach(read_targets(config_.db)),
+        connection_options(config_.db, config_.worker.request_timeout_ms));
   }
   db_->set_deadline(deadline_from_now(config_));
   try {

@@ -34,8 +34,8 @@ class SnapshotRefresher {
 
   // The wait after a load: the interval with +-10 % jitter after a success; after a failure
   // 250 ms, then 500 ms while they go on (the interval if shorter). Public for tests.
-  static std::chrono::milliseconds next_wait(std::chrono::milliseconds interval,
-                                             unsigned failures, double jitter);
+  static std::chrono::milliseconds next_wait(std::chrono::milliseconds interval, unsigned failures,
+                                             double jitter);
 
  private:
   bool load_all();

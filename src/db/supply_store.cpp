@@ -28,9 +28,8 @@ std::vector<ChainSupply> load_chain_supply(Database& db) {
       " FROM chain_status s JOIN chains c ON c.id = s.chain_ref "
       "LEFT JOIN assets a ON a.chain_ref = c.id AND a.asset_type = 'Coin' "
       "ORDER BY c.id";
-  return db.run([](Database& session) {
-    return session.rows<ChainSupply>(statement, {}, kSupplyColumns);
-  });
+  return db.run(
+      [](Database& session) { return session.rows<ChainSupply>(statement, {}, kSupplyColumns); });
 }
 
 }  // namespace connector::db

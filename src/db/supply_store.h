@@ -30,9 +30,8 @@ std::vector<ChainSupply> load_chain_supply(Database& db);
 class SupplyCache {
  public:
   explicit SupplyCache(std::chrono::milliseconds refresh_interval)
-      : snapshot_("chain supply",
-                  std::max<std::chrono::milliseconds>(2 * refresh_interval,
-                                                      std::chrono::seconds(1))) {}
+      : snapshot_("chain supply", std::max<std::chrono::milliseconds>(2 * refresh_interval,
+                                                                      std::chrono::seconds(1))) {}
 
   std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
   void load(Database& db) { store(load_chain_supply(db)); }

@@ -595,5 +595,15 @@ class Stack:
         raise StackError(f"the session locking {table} did not start")
 
 
+def wait_for(predicate, seconds=15, step=0.1):
+    """Polls predicate every `step` seconds until it holds (True) or `seconds` pass (False)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return False
+
+
 def _os_user():
     return pwd.getpwuid(os.getuid()).pw_name

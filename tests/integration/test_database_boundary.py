@@ -27,7 +27,7 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import Stack, StackError
+from harness import Stack, StackError, wait_for
 from load_client import Load, Target
 
 fixture = Fixture()
@@ -57,15 +57,6 @@ def tearDownModule():
 
 def global_status(name):
     return int(stack.sql(f"SHOW GLOBAL STATUS LIKE '{name}'")[0][1])
-
-
-def wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def the_matched_record():

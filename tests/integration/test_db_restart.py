@@ -5,7 +5,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack
+from harness import Stack, wait_for
 
 stack = None
 fixture = Fixture()
@@ -18,15 +18,6 @@ def setUpModule():
 
 def tearDownModule():
     stack.stop()
-
-
-def wait_for(predicate, seconds=15):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 class DatabaseRestart(unittest.TestCase):

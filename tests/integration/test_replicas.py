@@ -17,7 +17,7 @@ import uuid
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import READ_USER, WRITE_USER, Stack, _free_port
+from harness import READ_USER, WRITE_USER, Stack, _free_port, wait_for
 
 stack = None
 fixture = Fixture()
@@ -76,15 +76,6 @@ def mixed_requests(count):
     targets = ["/v1/history?page_size=5", f"/v1/history/hash?hash={H0['hash']}", "/v1/ab",
                "/v1/history?status=confirmed&order=ASC", "/v1/pairs"]
     return collections.Counter(get(targets[i % len(targets)]).status for i in range(count))
-
-
-def wait_for(predicate, seconds):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def replica_pid():

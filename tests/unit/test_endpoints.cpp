@@ -38,15 +38,16 @@ domain::ReferenceData reference_data() {
       chain(1, "unitcore", "UNITCore", 36888, "MainBase",
             "0x7f3A1C9e2b4d6F8a0c1e3b5D7f9A2c4E6b8d0f12",
             "0x21c35dbe1b344a2488cf3321d6ce542f8e9f305544ff09e4993a62319a497c1f"),
-      chain(2, "unitiot", "UNITIoT", 1012, "SideBase",
-            "0x3c5e7a9b1d2F4A6C8E0B2d4f6a8c0E1B3d5F7A9c",
+      chain(2, "unitiot", "UNITIoT", 1012, "SideBase", "0x3c5e7a9b1d2F4A6C8E0B2d4f6a8c0E1B3d5F7A9c",
             "0x5b1f8e2d4c6a9b3e7f0d1c2b4a6e8f9d0c3b5a7e9f1d3c5b7a9e0f2d4c6b8a01")};
   data.assets = {{1, 1, "", "UNIT", "UNIT", 18, "Coin"}, {2, 2, "", "UNIT", "UNIT", 18, "Coin"}};
   data.connects = {{1, 2}};
-  data.pairs = {{7, 1, 2,
-                 {"1000000000000000000", 30000000, "500000000000000000", "100000000000000000000",
-                  false},
-                 {"2000000000000000000", 25000000, "0", "100000000000000000000", true}}};
+  data.pairs = {
+      {7,
+       1,
+       2,
+       {"1000000000000000000", 30000000, "500000000000000000", "100000000000000000000", false},
+       {"2000000000000000000", 25000000, "0", "100000000000000000000", true}}};
   return data;
 }
 
@@ -102,8 +103,8 @@ struct Fixture {
 
   Fixture() {
     reference.store(reference_data());
-    supply.store({{"unitcore", "UNITCore", "36888", "MainBase", "OK", "1226650", "UNIT", "UNIT",
-                   18, "12500000000000000000"}});
+    supply.store({{"unitcore", "UNITCore", "36888", "MainBase", "OK", "1226650", "UNIT", "UNIT", 18,
+                   "12500000000000000000"}});
   }
 
   // The body of a 200 answer, parsed; checks the status and Cache-Control.
@@ -161,9 +162,9 @@ BOOST_AUTO_TEST_CASE(pairs) {
 
 BOOST_AUTO_TEST_CASE(history_with_filters) {
   const std::string address = "0x" + std::string(40, 'D');
-  const auto doc = get("/v1/history",
-                       "status=confirmed&destination_address=" + address + "&order=asc",
-                       "public, max-age=2");
+  const auto doc =
+      get("/v1/history", "status=confirmed&destination_address=" + address + "&order=asc",
+          "public, max-age=2");
   BOOST_TEST(text(doc["total_history"]) == "1");
   BOOST_TEST(text(doc["total_page"]) == "1");
   BOOST_TEST(text(doc["page_size"]) == "20");
@@ -196,11 +197,10 @@ BOOST_AUTO_TEST_CASE(history_by_hash) {
 }
 
 BOOST_AUTO_TEST_CASE(account) {
-  const auto doc =
-      get("/v1/account",
-          "recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-          "&recipient_blockchain=unitcore&deposit_blockchain=unitiot",
-          "public, max-age=86400, immutable");
+  const auto doc = get("/v1/account",
+                       "recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                       "&recipient_blockchain=unitcore&deposit_blockchain=unitiot",
+                       "public, max-age=86400, immutable");
   // The README's example: the same chains, factory and init code hash.
   BOOST_TEST(text(doc["deposit_address"]) == "0x617866C9257ef02cEf8074A5D1a7D372B142cbEb");
   BOOST_TEST(text(doc["recipient_blockchain"]) == "unitcore");

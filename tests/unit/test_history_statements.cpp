@@ -12,9 +12,9 @@
 
 using connector::db::choose_access_path;
 using connector::db::count_statement;
-using connector::db::Param;
 using connector::db::page_statement;
 using connector::db::PageForm;
+using connector::db::Param;
 using connector::domain::HistoryFilter;
 using connector::domain::SortOrder;
 
@@ -116,8 +116,9 @@ BOOST_AUTO_TEST_CASE(a_filter_alone_reads_its_index_alone_another_one_adds_the_r
   HistoryFilter f;
   f.destination_address = "0xdd";
   const auto alone = count_statement(choose_access_path(f), f);
-  BOOST_TEST(alone.sql == "SELECT COUNT(*) FROM history FORCE INDEX "
-                          "(ix_history_destination_address) WHERE destination_address = ?");
+  BOOST_TEST(alone.sql ==
+             "SELECT COUNT(*) FROM history FORCE INDEX "
+             "(ix_history_destination_address) WHERE destination_address = ?");
   f.pair_id = 3;
   const auto with_pair = count_statement(choose_access_path(f), f);
   BOOST_TEST(with_pair.sql.find("AND (? IS NULL OR pair_id = ?)") != std::string::npos);

@@ -88,7 +88,8 @@ BOOST_AUTO_TEST_CASE(the_refresher_waits_its_interval_with_jitter_after_a_load) 
   BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 0, -0.1).count() == 900);
 }
 
-BOOST_AUTO_TEST_CASE(after_failures_the_refresher_probes_every_half_second_or_its_interval_if_shorter) {
+BOOST_AUTO_TEST_CASE(
+    after_failures_the_refresher_probes_every_half_second_or_its_interval_if_shorter) {
   BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 1, 0.05).count() == 250);
   BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 2, 0.05).count() == 500);
   BOOST_TEST(SnapshotRefresher::next_wait(1000ms, 40, 0.05).count() == 500);
@@ -113,4 +114,3 @@ BOOST_AUTO_TEST_CASE(the_breaker_opens_after_consecutive_calls_without_an_answer
   breaker.record_answer();  // the probe's answer closes it
   BOOST_TEST(!breaker.open());
 }
-
