@@ -45,15 +45,10 @@ auto find_in(const Table& table, std::string_view path) -> decltype(&table[0]) {
   return nullptr;
 }
 
-[[noreturn]] void throw_not_found(std::string_view path) {
-  // The path is echoed only when it is short, printable text.
-  const bool echo = path.size() <= 256 && http::is_valid_utf8(path) &&
-                    std::none_of(path.begin(), path.end(), [](char c) {
-                      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-                    });
-  throw http::ApiError(
-      404, "not_found",
-      echo ? "No such endpoint: " + std::string(path) : std::string("No such endpoint"));
+// The path is never repeated: an error copies nothing the client wrote but a parameter name
+// the endpoint knows.
+[[noreturn]] void throw_not_found() {
+  throw http::ApiError(404, "not_found", "No such endpoint");
 }
 
 void write_error_body(rapidjson::StringBuffer& buffer, const http::ApiError& error,
@@ -87,7 +82,7 @@ struct Router::Outcome {
 };
 
 void Router::run_api(const Route& route, const HttpRequest& request, Outcome& outcome) {
-  const auto params = http::QueryParams::parse(request.query_string);
+  const auto params = http::QueryParams::parse(request.query_string, route.params);
   params.reject_duplicates(route.params);
   json::JsonWriter writer(body_);
   outcome.cache_control = route.endpoint(params, services_, writer);
@@ -106,7 +101,7 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
   if (ops) outcome.endpoint_index = metrics::kOpsEndpoint;
   body_.Clear();
   try {
-    if (!api && !ops) throw_not_found(request.path);
+    if (!api && !ops) throw_not_found();
     if (request.method != "GET" && request.method != "HEAD") {
       outcome.extra_headers = "Allow: GET, HEAD\r\n";
       throw http::ApiError(405, "method_not_allowed",

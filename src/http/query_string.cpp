@@ -1,5 +1,7 @@
 #include "http/query_string.h"
 
+#include <algorithm>
+
 #include "http/api_error.h"
 
 namespace connector::http {
@@ -65,7 +67,7 @@ std::optional<std::string> decode_component(std::string_view encoded) {
   return out;
 }
 
-QueryParams QueryParams::parse(std::string_view raw) {
+QueryParams QueryParams::parse(std::string_view raw, std::span<const std::string_view> known) {
   if (raw.size() > kMaxQueryStringBytes) {
     throw ApiError(
         414, "query_too_long",
@@ -79,10 +81,8 @@ QueryParams QueryParams::parse(std::string_view raw) {
     if (item.empty()) continue;  // "a=1&&b=2"
     const std::size_t eq = item.find('=');
     const auto name = decode_component(item.substr(0, eq));
-    if (!name) {
-      throw ApiError(400, "invalid_parameter",
-                     "A parameter name has an invalid percent-escape, a NUL byte or invalid UTF-8");
-    }
+    // An unknown name, or one that does not even decode, is ignored whatever its value.
+    if (!name || std::find(known.begin(), known.end(), *name) == known.end()) continue;
     const auto value =
         decode_component(eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1));
     if (!value) {

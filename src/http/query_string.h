@@ -16,9 +16,11 @@ inline constexpr std::size_t kMaxQueryStringBytes = 4096;
 
 class QueryParams {
  public:
+  // The parameters named in `known`; every other one is ignored (clients add cache-busters),
+  // undecodable ones included, so no error ever repeats a name the endpoint does not know.
   // Throws ApiError: 414 query_too_long above kMaxQueryStringBytes, 400 invalid_parameter for
-  // undecodable input (naming the parameter when its name decodes).
-  static QueryParams parse(std::string_view raw);
+  // an undecodable value of a known parameter (naming it).
+  static QueryParams parse(std::string_view raw, std::span<const std::string_view> known);
 
   // The value of a parameter the endpoint knows: nullopt when absent or empty (an empty value
   // means the filter is unused); throws ApiError duplicate_parameter when given twice.
@@ -27,6 +29,8 @@ class QueryParams {
   // Throws ApiError duplicate_parameter for the first of `known` given more than once; run
   // before any other check so a duplicate is reported as such.
   void reject_duplicates(std::span<const std::string_view> known) const;
+
+  // The number of known parameters kept.
 
   std::size_t size() const { return items_.size(); }
 

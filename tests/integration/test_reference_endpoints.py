@@ -132,7 +132,7 @@ class Protocol(unittest.TestCase):
         self.assertEqual(r.status, 404)
         self.assertEqual(r.headers["Content-Type"], JSON)
         self.assertEqual(r.json(), {"error": {
-            "code": "not_found", "message": "No such endpoint: /v1/nope",
+            "code": "not_found", "message": "No such endpoint",
             "request_id": r.headers["X-Request-Id"]}})
         self.assertEqual(stack.get("/v1/networks/").status, 404)
         outside = stack.get("/other")

@@ -23,7 +23,7 @@ class StackSmokeTest(unittest.TestCase):
         request_id = r.headers["X-Request-Id"]
         self.assertRegex(request_id, re.compile(r"^[0-9a-f]{32}$"))
         self.assertEqual(body, {"error": {"code": "not_found",
-                                          "message": "No such endpoint: /nope",
+                                          "message": "No such endpoint",
                                           "request_id": request_id}})
 
     def test_database_answers(self):

@@ -132,7 +132,7 @@ const std::string kLongQuery = "page_id=" + std::string(4097 - 8, '0');
 
 BOOST_FIXTURE_TEST_SUITE(router_without_database, RouterFixture)
 
-BOOST_AUTO_TEST_CASE(unknown_path_is_404_not_found_naming_the_path) {
+BOOST_AUTO_TEST_CASE(unknown_path_is_404_not_found_without_repeating_the_path) {
   for (const std::string path :
        {"/v1/nope", "/", "", "/v1/networks/", "/V1/networks", "/v1/history/hash/x", "/v2/networks",
         "/v1/\"quoted\"\\back-slash</script>"}) {
@@ -142,14 +142,14 @@ BOOST_AUTO_TEST_CASE(unknown_path_is_404_not_found_naming_the_path) {
       BOOST_TEST(a.status_line == "Status: 404 Not Found");
       const ErrorBody e = parse_error_body(a.body);
       BOOST_TEST(e.code == "not_found");
-      BOOST_TEST(e.message == "No such endpoint: " + path);
+      BOOST_TEST(e.message == "No such endpoint");
       BOOST_TEST(e.param == "<absent>");
       BOOST_TEST(e.request_id == "rid-1");
     }
   }
 }
 
-BOOST_AUTO_TEST_CASE(unknown_path_that_is_long_or_not_utf8_is_not_echoed) {
+BOOST_AUTO_TEST_CASE(unknown_path_that_is_long_or_not_utf8_is_not_echoed_either) {
   for (const std::string& path : {"/" + std::string(300, 'a'), std::string("/v1/\xff\xfe"),
                                   std::string("/v1/tab\there"), std::string("/v1/del\x7f")}) {
     BOOST_TEST_CONTEXT(path.size() << " bytes") {
@@ -244,15 +244,24 @@ BOOST_AUTO_TEST_CASE(a_query_of_4097_bytes_is_414) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(an_invalid_escape_is_400_naming_the_param) {
-  for (const char* path : {"/v1/history", "/v1/networks"}) {
-    BOOST_TEST_CONTEXT(path) {
-      const Answer a = get(path, "page_id=%zz");
-      BOOST_TEST(a.status == 400);
-      BOOST_TEST(a.status_line == "Status: 400 Bad Request");
-      const ErrorBody e = parse_error_body(a.body);
-      BOOST_TEST(e.code == "invalid_parameter");
-      BOOST_TEST(e.param == "page_id");
+BOOST_AUTO_TEST_CASE(an_invalid_escape_is_400_naming_the_param_the_endpoint_knows) {
+  const Answer a = get("/v1/history", "page_id=%zz");
+  BOOST_TEST(a.status == 400);
+  BOOST_TEST(a.status_line == "Status: 400 Bad Request");
+  const ErrorBody e = parse_error_body(a.body);
+  BOOST_TEST(e.code == "invalid_parameter");
+  BOOST_TEST(e.param == "page_id");
+}
+
+BOOST_AUTO_TEST_CASE(a_parameter_the_endpoint_does_not_know_is_never_named) {
+  // networks knows no parameter: these are ignored, however malformed, and the request goes on
+  // (to a 503 here: this fixture has no reference snapshot).
+  for (const char* query : {"page_id=%zz", "%E2%80%AESEND%20TO%200xdead=%ZZ", "%zz", "a=1&a=2"}) {
+    BOOST_TEST_CONTEXT(query) {
+      const Answer a = get("/v1/networks", query);
+      BOOST_TEST(a.status == 503);
+      BOOST_TEST(parse_error_body(a.body).param == "<absent>");
+      BOOST_TEST(a.body.find("SEND") == std::string::npos);
     }
   }
 }
