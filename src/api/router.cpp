@@ -103,9 +103,9 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
   try {
     if (!api && !ops) throw_not_found();
     if (request.method != "GET" && request.method != "HEAD") {
-      outcome.extra_headers = "Allow: GET, HEAD\r\n";
-      throw http::ApiError(405, "method_not_allowed",
-                           "Only GET and HEAD are allowed on " + std::string(request.path));
+      // /v1 paths also take OPTIONS, the CORS preflight nginx answers itself.
+      outcome.extra_headers = api ? "Allow: GET, HEAD, OPTIONS\r\n" : "Allow: GET, HEAD\r\n";
+      throw http::ApiError(405, "method_not_allowed", "This method is not allowed here");
     }
     if (api) {
       run_api(*api, request, outcome);

@@ -102,16 +102,27 @@ def exchange(data, method="GET", source="127.0.0.1", timeout=30):
 
 
 class Checks(unittest.TestCase):
-    def check(self, r, status, code=None, method="GET", content_type=JSON, where=""):
+    def check(self, r, status, code=None, method="GET", content_type=JSON, where="", path=None):
         """The answer has exactly this status; its headers say JSON (content_type), nosniff, no
         version; an error body is the contract's shape with code and this request's id; nothing
-        leaks anywhere."""
+        leaks anywhere. With path: CORS headers exactly on the answers to /v1 paths, and a
+        preflight's headers on a 204."""
         where = f"{where} -> {r.status} {dict(r.headers)} {r.body[:200]!r}"
         self.assertEqual(r.status, status, where)
         self.assertEqual(r.headers.get("X-Content-Type-Options"), "nosniff", where)
         self.assertEqual(r.headers.get("Server"), "nginx", where)
         request_id = r.headers.get("X-Request-Id", "")
         self.assertRegex(request_id, r"^[0-9a-f]{32}$", where)
+        if path is not None:
+            v1 = re.match(r"^/v1(?:[/?]|$)", path) is not None
+            self.assertEqual(r.headers.get("Access-Control-Allow-Origin"), "*" if v1 else None,
+                             where)
+            self.assertEqual(r.headers.get("Access-Control-Expose-Headers"),
+                             "ETag, X-Request-Id, Retry-After" if v1 else None, where)
+        if status == 204:  # a CORS preflight
+            self.assertEqual((r.body, r.headers["Allow"]), (b"", PREFLIGHT_METHODS), where)
+            self.assertEqual(r.headers["Access-Control-Allow-Methods"], PREFLIGHT_METHODS, where)
+            return r
         if status != 304:
             self.assertEqual(r.headers["Content-Type"], content_type, where)
         head = "".join(f"{name}: {value}\n" for name, value in r.headers.items()).encode()
@@ -128,7 +139,8 @@ class Checks(unittest.TestCase):
                                        {"code", "message", "param", "request_id"}), where)
             self.assertTrue(error["message"], where)
         if status == 405:
-            self.assertEqual(r.headers["Allow"], "GET, HEAD", where)
+            v1 = path is None or re.match(r"^/v1(?:[/?]|$)", path) is not None
+            self.assertEqual(r.headers["Allow"], PREFLIGHT_METHODS if v1 else "GET, HEAD", where)
         return r
 
 
@@ -152,9 +164,14 @@ METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", 
 UNKNOWN = {"/v1", "/nope", "/"}
 
 
+PREFLIGHT_METHODS = "GET, HEAD, OPTIONS"
+
+
 def expected_for(method, path):
     if method in ("GET", "HEAD"):
         return PATHS[path]
+    if method == "OPTIONS" and path.startswith("/v1/"):
+        return 204, None  # the CORS preflight, known path or not
     if method in ("TRACE", "CONNECT"):
         return 405, "method_not_allowed"  # nginx refuses them before any location
     if path in UNKNOWN:
@@ -169,7 +186,7 @@ class EveryMethod(Checks):
                 status, code = expected_for(method, path)
                 with self.subTest(method=method, path=path):
                     r = exchange(request_bytes(method, path), method)
-                    self.check(r, status, code, method, where=f"{method} {path}",
+                    self.check(r, status, code, method, where=f"{method} {path}", path=path,
                                content_type=METRICS if (path, status) == ("/metrics", 200)
                                else JSON)
 

@@ -213,7 +213,7 @@ BOOST_AUTO_TEST_CASE(other_methods_on_a_known_path_are_405_with_allow) {
       const Answer a = get("/v1/history", "", "rid-2", method);
       BOOST_TEST(a.status == 405);
       BOOST_TEST(a.status_line == "Status: 405 Method Not Allowed");
-      BOOST_TEST(a.header("Allow") == "GET, HEAD");
+      BOOST_TEST(a.header("Allow") == "GET, HEAD, OPTIONS");
       BOOST_TEST(a.count("Allow") == 1);
       BOOST_TEST(a.header("Cache-Control") == "no-store");
       const ErrorBody e = parse_error_body(a.body);

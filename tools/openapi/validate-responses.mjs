@@ -118,6 +118,11 @@ export class ResponseValidator {
 
   // The documented response for a record, or a string saying why there is none; null to skip.
   findResponse(method, path, status) {
+    // A CORS preflight on any /v1 path: nginx's 204 (x-preflight), whatever the path.
+    const preflight = this.document["x-preflight"];
+    if (method === "OPTIONS" && status === 204 && preflight && (path === "/v1" || path.startsWith(API_PREFIX))) {
+      return { response: deref(this.document, preflight), where: "x-preflight" };
+    }
     const pathItem = this.document.paths?.[path];
     if (!pathItem) {
       if (SKIPPED_PATHS.has(path) || !(path === "/v1" || path.startsWith(API_PREFIX))) return null;

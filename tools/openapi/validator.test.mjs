@@ -110,9 +110,23 @@ test("statuses and methods must be documented", () => {
   mismatches(record({ method: "POST", target: "/v1/networks", status: 200, body: networks(),
     headers: { "Cache-Control": "public, max-age=60", ETag: ETAG } }), /POST is not documented/);
   matches(record({ method: "DELETE", target: "/v1/history", status: 405,
-    body: errorBody("method_not_allowed"), headers: { Allow: "GET, HEAD" } }));
+    body: errorBody("method_not_allowed"), headers: { Allow: "GET, HEAD, OPTIONS" } }));
   mismatches(record({ target: "/v1/history", status: 400, body: errorBody("not_found") }),
     /code: must be equal to one of the allowed values/);
+});
+
+test("a CORS preflight on any /v1 path is nginx's 204 with the preflight headers", () => {
+  const headers = { "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+    "Access-Control-Allow-Headers": "If-None-Match, Content-Type",
+    "Access-Control-Max-Age": "86400", Allow: "GET, HEAD, OPTIONS" };
+  for (const target of ["/v1/networks", "/v1/nope/deeper"]) {
+    matches(record({ method: "OPTIONS", target, status: 204, headers }));
+  }
+  mismatches(record({ method: "OPTIONS", target: "/v1/pairs", status: 204,
+    headers: { ...headers, "Access-Control-Max-Age": "5" } }), /Access-Control-Max-Age/);
+  mismatches(record({ method: "OPTIONS", target: "/v1/pairs", status: 204, headers,
+    body: errorBody("internal") }), /expected no body/);
 });
 
 test("error bodies: shape and the request id of the answer", () => {

@@ -1,0 +1,181 @@
+"""CORS (decisions.md, "Browsers"): every /v1 answer, whoever writes it (the worker, nginx's
+cache, nginx's own errors), 200, 304 and errors alike, carries Access-Control-Allow-Origin: * and
+Access-Control-Expose-Headers; OPTIONS on a /v1 path, known or not, is a preflight that nginx
+answers 204 with the preflight headers without reaching the worker; health, metrics and status
+get no CORS header. Then a real browser: Debian's Chromium, on a page of another origin (another
+loopback port), fetches the API with a header that needs a preflight and reads the answers."""
+
+import http.server
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+from functools import partial
+from pathlib import Path
+
+from fixture import Fixture
+from harness import Stack
+
+fixture = Fixture()
+stack = None
+EXPOSE = "ETag, X-Request-Id, Retry-After"
+PREFLIGHT = {"Access-Control-Allow-Origin": "*",
+             "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+             "Access-Control-Allow-Headers": "If-None-Match, Content-Type",
+             "Access-Control-Max-Age": "86400",
+             "Allow": "GET, HEAD, OPTIONS"}
+
+
+def setUpModule():
+    global stack
+    stack = Stack(fixture=fixture.path, nginx_cache=True)
+
+
+def tearDownModule():
+    stack.stop()
+
+
+def upstream_status(request_id):
+    """The worker's status for a request as nginx logged it; "-" when it never reached it."""
+    log = stack.nginx_prefix / "access.log"
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [line for line in log.read_text().splitlines()
+                 if f"request_id={request_id} " in line]
+        if lines or time.monotonic() > deadline:
+            assert len(lines) == 1, (request_id, lines)
+            return re.search(r" upstream=([^/]*)/", lines[0]).group(1)
+        time.sleep(0.05)
+
+
+class Headers(unittest.TestCase):
+    def assert_cors(self, r, where):
+        self.assertEqual(r.headers.get("Access-Control-Allow-Origin"), "*", where)
+        self.assertEqual(r.headers.get("Access-Control-Expose-Headers"), EXPOSE, where)
+        self.assertIsNone(r.headers.get("Access-Control-Allow-Credentials"), where)
+
+    def test_every_kind_of_v1_answer_carries_cors(self):
+        hash_ = fixture.history[0]["hash"]
+        answers = {
+            "worker 200": stack.get("/v1/history?page_size=1"),
+            "worker 400": stack.get("/v1/history?status=nope"),
+            "worker 404": stack.get("/v1/nope"),
+            "worker 404 record": stack.get("/v1/history/hash?hash=" + "0" * 64),
+            "nginx 404": stack.get("/v1"),
+            "nginx 405": stack.request("DELETE", "/v1/pairs"),
+            "nginx 414": stack.get("/v1/networks?x=" + "a" * 20000),
+        }
+        first = stack.get(f"/v1/history/hash?hash={hash_}")
+        answers["worker 200 by hash"] = first
+        cached = stack.get(f"/v1/history/hash?hash={hash_}")
+        self.assertEqual(cached.headers["X-Cache-Status"], "HIT")
+        answers["cache HIT"] = cached
+        answers["304"] = stack.get(f"/v1/history/hash?hash={hash_}",
+                                   headers={"If-None-Match": first.headers["ETag"]})
+        self.assertEqual(answers["304"].status, 304)
+        for where, r in answers.items():
+            self.assert_cors(r, where)
+        self.assertEqual(answers["nginx 405"].headers["Allow"], "GET, HEAD, OPTIONS")
+
+    def test_nginx_own_503_carries_cors(self):
+        stack.stop_worker()
+        try:
+            r = stack.get("/v1/history?page_size=1&down=1")
+        finally:
+            stack.start_worker()
+        self.assertEqual((r.status, r.json()["error"]["code"]), (503, "unavailable"))
+        self.assert_cors(r, "nginx 503")
+
+    def test_health_metrics_and_status_have_no_cors(self):
+        for path in ("/healthz", "/readyz", "/metrics", "/status", "/nope"):
+            r = stack.get(path)
+            self.assertIsNone(r.headers.get("Access-Control-Allow-Origin"), path)
+            self.assertIsNone(r.headers.get("Access-Control-Expose-Headers"), path)
+
+
+class Preflight(unittest.TestCase):
+    def test_preflight_is_204_from_nginx_for_known_and_unknown_paths(self):
+        for path in ("/v1/networks", "/v1/history?status=Confirmed", "/v1/nope/deeper"):
+            r = stack.request("OPTIONS", path, headers={
+                "Origin": "https://explorer.example", "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "if-none-match"})
+            self.assertEqual((r.status, r.body), (204, b""), path)
+            for name, value in PREFLIGHT.items():
+                self.assertEqual(r.headers.get(name), value, (path, name))
+            self.assertEqual(upstream_status(r.headers["X-Request-Id"]), "-", path)
+
+    def test_no_preflight_header_on_other_answers(self):
+        r = stack.get("/v1/networks")
+        for name in ("Access-Control-Allow-Methods", "Access-Control-Allow-Headers",
+                     "Access-Control-Max-Age", "Allow"):
+            self.assertIsNone(r.headers.get(name), name)
+
+    def test_options_elsewhere_is_405_without_options_in_allow(self):
+        r = stack.request("OPTIONS", "/healthz")
+        self.assertEqual((r.status, r.headers["Allow"]), (405, "GET, HEAD"))
+        self.assertIsNone(r.headers.get("Access-Control-Allow-Origin"))
+
+
+PAGE = """<!doctype html><html><body><pre id="out">pending</pre><script>
+(async () => {
+  const out = [];
+  try {
+    // If-None-Match is not a CORS-safelisted header: the browser sends a preflight first.
+    const r = await fetch("API/v1/networks", {headers: {"If-None-Match": '"not-this-one"'}});
+    const body = await r.json();
+    out.push("status=" + r.status, "networks=" + body.networks.length,
+             "request_id=" + r.headers.get("X-Request-Id"),
+             "etag=" + (r.headers.get("ETag") || "none").length);
+    const e = await fetch("API/v1/history?status=nope");
+    out.push("error=" + e.status + ":" + (await e.json()).error.code);
+  } catch (err) {
+    out.push("failed=" + err);
+  }
+  document.getElementById("out").textContent = out.join(" ");
+})();
+</script></body></html>
+"""
+
+
+class Browser(unittest.TestCase):
+    def test_a_page_of_another_origin_reads_the_api(self):
+        if shutil.which("chromium") is None:
+            raise AssertionError("chromium not found: scripts/install-deps installs it")
+        site = Path(tempfile.mkdtemp(prefix="connector-origin-"))
+        (site / "index.html").write_text(PAGE.replace("API", stack.base_url))
+        handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+        handler.log_message = lambda *args: None
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        profile = Path(tempfile.mkdtemp(prefix="connector-chromium-"))
+        try:
+            dom = subprocess.run(
+                ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--no-first-run",
+                 "--disable-component-update", "--disable-sync", "--disable-quic",
+                 f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                 "--virtual-time-budget=15000", "--dump-dom",
+                 f"http://127.0.0.1:{server.server_address[1]}/index.html"],
+                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+        finally:
+            server.shutdown()
+            shutil.rmtree(site, ignore_errors=True)
+            shutil.rmtree(profile, ignore_errors=True)
+        text = re.search(r'<pre id="out">([^<]*)</pre>', dom)
+        self.assertIsNotNone(text, dom[-2000:])
+        self.assertRegex(text.group(1), r"^status=200 networks=2 request_id=[0-9a-f]{32} "
+                                        r"etag=\d+ error=400:invalid_parameter$")
+        # The browser's preflight reached nginx, and only nginx.
+        preflights = [line for line in (stack.nginx_prefix / "access.log").read_text()
+                      .splitlines() if '"OPTIONS /v1/networks HTTP/1.1" 204' in line]
+        self.assertTrue(preflights)
+        self.assertTrue(all(" upstream=-/" in line for line in preflights), preflights)
+
+
+if __name__ == "__main__":
+    unittest.main()
