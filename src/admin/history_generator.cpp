@@ -104,8 +104,11 @@ HistoryRow HistoryGenerator::next(std::uint64_t id) {
                                               d.destination_chain->chain_id, recipient);
 
   const Uint128 unit = pow10(d.source->decimals);
-  const Uint128 amount =
-      parse_u128(d.settings->min_deposit_amount) + unit * (random_() % 5000) + random_() % unit;
+  // One draw per statement: the order of two calls in one expression is unspecified, and the
+  // sanitized build once drew them the other way round (other demo data than the README's).
+  const auto whole = random_() % 5000;
+  const auto fraction = random_() % unit;
+  const Uint128 amount = parse_u128(d.settings->min_deposit_amount) + unit * whole + fraction;
   Uint128 fee = amount * d.settings->fee_percent_millionths / (Uint128{10000} * 1000000);
   fee = std::max(fee, parse_u128(d.settings->fee_min_amount));
   fee = std::min(fee, amount);

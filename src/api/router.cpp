@@ -47,9 +47,7 @@ auto find_in(const Table& table, std::string_view path) -> decltype(&table[0]) {
 
 // The path is never repeated: an error copies nothing the client wrote but a parameter name
 // the endpoint knows.
-[[noreturn]] void throw_not_found() {
-  throw http::ApiError(404, "not_found", "No such endpoint");
-}
+[[noreturn]] void throw_not_found() { throw http::ApiError(404, "not_found", "No such endpoint"); }
 
 void write_error_body(rapidjson::StringBuffer& buffer, const http::ApiError& error,
                       const std::string& request_id) {
@@ -103,7 +101,8 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
   try {
     if (!api && !ops) throw_not_found();
     if (request.method != "GET" && request.method != "HEAD") {
-      // /v1 paths also take OPTIONS, the CORS preflight nginx answers itself.
+      // /v1 paths also take OPTIONS, the CORS preflight nginx answers itself (an OPTIONS
+      // that reaches the worker, with no nginx in front, is this 405).
       outcome.extra_headers = api ? "Allow: GET, HEAD, OPTIONS\r\n" : "Allow: GET, HEAD\r\n";
       throw http::ApiError(405, "method_not_allowed", "This method is not allowed here");
     }

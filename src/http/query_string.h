@@ -31,7 +31,6 @@ class QueryParams {
   void reject_duplicates(std::span<const std::string_view> known) const;
 
   // The number of known parameters kept.
-
   std::size_t size() const { return items_.size(); }
 
  private:

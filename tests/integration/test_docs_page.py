@@ -118,6 +118,13 @@ class Document(unittest.TestCase):
         self.assertEqual(r.headers["X-Content-Type-Options"], "nosniff")
         self.assertRegex(r.headers["X-Request-Id"], r"^[0-9a-f]{32}$")
         self.assertEqual(r.json(), document)
+        # A /v1 path like the others: readable from any origin, with nginx's preflight.
+        self.assertEqual(r.headers["Access-Control-Allow-Origin"], "*")
+        self.assertEqual(r.headers["Access-Control-Expose-Headers"],
+                         "ETag, X-Request-Id, Retry-After")
+        preflight = stack.request("OPTIONS", "/v1/openapi.json")
+        self.assertEqual((preflight.status, preflight.body, preflight.headers["Allow"]),
+                         (204, b"", "GET, HEAD, OPTIONS"))
         self.assertEqual(stack.request("HEAD", "/v1/openapi.json").status, 200)
         self.assertEqual(stack.request("POST", "/v1/openapi.json").status, 405)
 

@@ -161,7 +161,7 @@ PATHS = {
 METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT",
            "PROPFIND", "FROBNICATE"]
 # Paths whose location answers 404 before any method check (no such endpoint, whatever the method).
-UNKNOWN = {"/v1", "/nope", "/"}
+UNKNOWN = {"/nope", "/"}
 
 
 PREFLIGHT_METHODS = "GET, HEAD, OPTIONS"
@@ -170,7 +170,7 @@ PREFLIGHT_METHODS = "GET, HEAD, OPTIONS"
 def expected_for(method, path):
     if method in ("GET", "HEAD"):
         return PATHS[path]
-    if method == "OPTIONS" and path.startswith("/v1/"):
+    if method == "OPTIONS" and (path == "/v1" or path.startswith("/v1/")):
         return 204, None  # the CORS preflight, known path or not
     if method in ("TRACE", "CONNECT"):
         return 405, "method_not_allowed"  # nginx refuses them before any location

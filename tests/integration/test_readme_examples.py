@@ -18,7 +18,7 @@ REQUEST_ID = re.compile(r'("request_id":"|X-Request-Id: )[0-9a-f]{32}')
 
 def setUpModule():
     global stack
-    stack = Stack()
+    stack = Stack(config={"processes": 1})  # one snapshot to wait for below
     sample = stack.admin("sample", "--history", 3000)
     assert sample.returncode == 0, sample.stderr
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:

@@ -147,8 +147,8 @@ BOOST_AUTO_TEST_CASE(unknown_names_are_dropped_whatever_their_value) {
   static constexpr std::string_view kKnown[] = {"status"};
   // An unknown name is never kept, so no error can repeat it: not even with an undecodable
   // value, a repetition, or a bidi override in it.
-  const QueryParams params = QueryParams::parse(
-      "%E2%80%AESEND%20TO%200xdead=%ZZ&x=1&x=2&status=Error&Status=%00", kKnown);
+  const QueryParams params =
+      QueryParams::parse("%E2%80%AESEND%20TO%200xdead=%ZZ&x=1&x=2&status=Error&Status=%00", kKnown);
   BOOST_TEST(params.size() == 1u);
   BOOST_TEST(shown(params.get("status")) == "'Error'");
   BOOST_TEST(shown(params.get("x")) == "<none>");

@@ -212,6 +212,15 @@ export class ResponseValidator {
     }
   }
 
+  // Every answer on a /v1 path carries the document's x-cors headers, whatever its status.
+  checkCors(path, headers, problems) {
+    if (!(path === "/v1" || path.startsWith(API_PREFIX))) return;
+    for (const [name, value] of Object.entries(this.document["x-cors"] ?? {})) {
+      const got = headers.get(name.toLowerCase());
+      if (got !== value) problems.push(`header ${name}: ${JSON.stringify(got)}, not ${JSON.stringify(value)}`);
+    }
+  }
+
   // null when the record is outside the document; else the list of problems (empty: it matches).
   check(record) {
     const path = normalisePath(String(record.target).split("?")[0]);
@@ -224,6 +233,7 @@ export class ResponseValidator {
       body = gunzipSync(body);
     }
     const problems = [];
+    this.checkCors(path, headers, problems);
     this.checkHeaders(found.response, headers, problems);
     this.checkBody(record, found.response, headers, body, problems);
     return problems.map((p) => `${p} [${found.where}]`);

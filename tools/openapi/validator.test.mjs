@@ -25,7 +25,9 @@ function example(path, status, name) {
 }
 
 function record({ method = "GET", target, status = 200, headers = {}, body, raw }) {
-  const pairs = Object.entries({ "Content-Type": JSON_TYPE, "X-Request-Id": REQUEST_ID, ...headers })
+  const pairs = Object.entries({ "Content-Type": JSON_TYPE, "X-Request-Id": REQUEST_ID,
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "ETag, X-Request-Id, Retry-After", ...headers })
     .filter(([, value]) => value !== undefined);
   const bytes = raw ?? Buffer.from(body === undefined ? "" : JSON.stringify(body));
   return { method, target, status, headers: pairs, body_base64: bytes.toString("base64") };
@@ -127,6 +129,14 @@ test("a CORS preflight on any /v1 path is nginx's 204 with the preflight headers
     headers: { ...headers, "Access-Control-Max-Age": "5" } }), /Access-Control-Max-Age/);
   mismatches(record({ method: "OPTIONS", target: "/v1/pairs", status: 204, headers,
     body: errorBody("internal") }), /expected no body/);
+});
+
+test("every /v1 answer carries the CORS headers", () => {
+  mismatches(record({ target: "/v1/history?order=x", status: 400,
+    body: errorBody("invalid_parameter", { param: "order" }),
+    headers: { "Access-Control-Allow-Origin": undefined } }), /Access-Control-Allow-Origin/);
+  mismatches(record({ target: "/v1/nope", status: 404, body: errorBody("not_found"),
+    headers: { "Access-Control-Expose-Headers": "ETag" } }), /Access-Control-Expose-Headers/);
 });
 
 test("error bodies: shape and the request id of the answer", () => {
