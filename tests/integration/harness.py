@@ -27,6 +27,7 @@ import base64
 import json
 import os
 import pwd
+import re
 import shlex
 import shutil
 import signal
@@ -593,6 +594,25 @@ class Stack:
         process.kill()
         process.wait()
         raise StackError(f"the session locking {table} did not start")
+
+
+def nginx_access_line(prefix, request_id):
+    """The access-log line of one request of the nginx in `prefix` (local.conf.in's format).
+    nginx writes it after the response, so it may lag the client a little."""
+    log = Path(prefix) / "access.log"
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [line for line in log.read_text().splitlines()
+                 if f"request_id={request_id} " in line]
+        if lines or time.monotonic() > deadline:
+            assert len(lines) == 1, (request_id, lines)
+            return lines[0]
+        time.sleep(0.02)
+
+
+def upstream_status(prefix, request_id):
+    """The worker's status for a request as nginx logged it; "-" when it never reached it."""
+    return re.search(r" upstream=([^/]*)/", nginx_access_line(prefix, request_id)).group(1)
 
 
 def wait_for(predicate, seconds=15, step=0.1):

@@ -11,11 +11,11 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import time
 import unittest
 from functools import partial
 from pathlib import Path
 
+import harness
 from fixture import Fixture
 from harness import Stack
 
@@ -39,16 +39,7 @@ def tearDownModule():
 
 
 def upstream_status(request_id):
-    """The worker's status for a request as nginx logged it; "-" when it never reached it."""
-    log = stack.nginx_prefix / "access.log"
-    deadline = time.monotonic() + 5
-    while True:
-        lines = [line for line in log.read_text().splitlines()
-                 if f"request_id={request_id} " in line]
-        if lines or time.monotonic() > deadline:
-            assert len(lines) == 1, (request_id, lines)
-            return re.search(r" upstream=([^/]*)/", lines[0]).group(1)
-        time.sleep(0.05)
+    return harness.upstream_status(stack.nginx_prefix, request_id)
 
 
 class Headers(unittest.TestCase):

@@ -25,6 +25,7 @@ import unittest
 from http.client import HTTPResponse
 from pathlib import Path
 
+import harness
 from fixture import Fixture
 from harness import REPO, SCRIPTS, Headers, Response, Stack
 
@@ -88,22 +89,11 @@ def get(target, headers=None, source="127.0.0.1"):
 
 
 def access_line(request_id, prefix=None):
-    """nginx's access-log line of one request (local.conf.in's format). nginx writes it after
-    the response, so it may lag the client a little."""
-    log = Path(prefix or stack.nginx_prefix) / "access.log"
-    deadline = time.monotonic() + 5
-    while True:
-        lines = [line for line in log.read_text().splitlines()
-                 if f"request_id={request_id} " in line]
-        if lines or time.monotonic() > deadline:
-            assert len(lines) == 1, (request_id, lines)
-            return lines[0]
-        time.sleep(0.02)
+    return harness.nginx_access_line(prefix or stack.nginx_prefix, request_id)
 
 
 def upstream_status(request_id, prefix=None):
-    """The worker's status for a request as nginx logged it; "-" when it never reached it."""
-    return re.search(r" upstream=([^/]*)/", access_line(request_id, prefix)).group(1)
+    return harness.upstream_status(prefix or stack.nginx_prefix, request_id)
 
 
 def error_body(response, code, message):
