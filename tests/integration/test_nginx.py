@@ -32,7 +32,8 @@ from harness import REPO, SCRIPTS, Headers, Response, Stack
 JSON = "application/json; charset=utf-8"
 NGINX = REPO / "nginx"
 DROP_INS = ["connector-http.conf", "connector.conf", "connector-cache-rules.conf",
-            "connector-v1.conf", "fastcgi-connector.params", "connector-docs.conf"]
+            "connector-v1.conf", "fastcgi-connector.params", "connector-docs.conf",
+            "connector-monitoring.conf"]
 PROD_SOCKET = "unix:/run/connector/fcgi.sock"
 PROD_CACHE = " /var/cache/nginx-connector "
 HISTORY = "/v1/history?page_size=3"
@@ -446,6 +447,55 @@ class Health(unittest.TestCase):
             self.assertEqual(upstream_status(r.headers["X-Request-Id"]), "-")
         # The API itself is for everyone.
         self.assertEqual(get("/v1/networks", source=OUTSIDE).status, 200)
+
+    def test_only_loopback_is_allowed_as_shipped(self):
+        # The internal location allows what connector-monitoring.conf allows, then nobody.
+        conf = (NGINX / "connector.conf").read_text()
+        start = conf.index("location ~ ^/(?:healthz|readyz|metrics|status)$ {")
+        location = conf[start:conf.index("\n}", start)]
+        directives = [line.strip() for line in location.splitlines()
+                      if re.match(r"\s*(allow|deny|include snippets/connector-monitoring)", line)]
+        self.assertEqual(directives, ["include snippets/connector-monitoring.conf;", "deny all;"])
+        # That file is the only one with allow lines, and it allows this host alone.
+        for path in NGINX.glob("*.conf"):
+            active = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+            allows = [line for line in active if line.startswith("allow ")]
+            expected = ["allow 127.0.0.1;", "allow ::1;"] \
+                if path.name == "connector-monitoring.conf" else []
+            self.assertEqual(allows, expected, path.name)
+
+    def test_a_monitoring_address_is_let_in_by_the_one_file(self):
+        # A second nginx from scripts/nginx-start on the stack's worker; one allow line added
+        # to its copy of connector-monitoring.conf, as an operator would, then a reload.
+        prefix = stack.dir / "nginx-monitoring"
+        port = None
+        for attempt in range(3):  # the free port can be taken between picking and binding
+            candidate = _free_port()
+            result = subprocess.run([str(SCRIPTS / "nginx-start"), str(prefix), str(candidate),
+                                     str(stack.fcgi_socket)], capture_output=True, text=True,
+                                    timeout=60, stdin=subprocess.DEVNULL)
+            if result.returncode == 0:
+                port = candidate
+                break
+        self.assertIsNotNone(port, result.stdout + result.stderr)
+        try:
+            snippet = prefix / "snippets" / "connector-monitoring.conf"
+            self.assertEqual(snippet.read_bytes(),
+                             (NGINX / "connector-monitoring.conf").read_bytes())
+            self.assertEqual(send(port, "GET", "/metrics", source=OUTSIDE).status, 403)
+            snippet.write_text(snippet.read_text() + f"allow {OUTSIDE};\n")
+            subprocess.run(["nginx", "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"),
+                            "-s", "reload"], check=True, capture_output=True, timeout=30)
+            deadline = time.monotonic() + 10  # the new nginx workers take over
+            while send(port, "GET", "/metrics", source=OUTSIDE).status != 200:
+                self.assertLess(time.monotonic(), deadline, "the added address was not let in")
+                time.sleep(0.1)
+            for path in self.PATHS:
+                self.assertEqual(send(port, "GET", path, source=OUTSIDE).status, 200, path)
+                self.assertEqual(send(port, "GET", path, source="127.0.0.3").status, 403, path)
+        finally:
+            subprocess.run([str(SCRIPTS / "nginx-stop"), str(prefix)], timeout=60,
+                           stdin=subprocess.DEVNULL)
 
 
 class RateLimit(unittest.TestCase):
