@@ -201,6 +201,9 @@ class PackageArchive(unittest.TestCase):
                                    r"\b.* connector\b")
         self.assertIn("chown root:connector /etc/connector/connector.conf", postinst)
         self.assertIn("chmod 0640 /etc/connector/connector.conf", postinst)
+        # The FastCGI socket's own group (connector-worker.socket), nginx's user its member.
+        self.assertIn("addgroup --system connector-fcgi", postinst)
+        self.assertIn("adduser www-data connector-fcgi", postinst)
         # systemd is told about the units only when it runs; nothing is enabled or started.
         self.assertIn("[ -d /run/systemd/system ]", postinst)
         self.assertIn("daemon-reload", postinst)
@@ -249,6 +252,7 @@ report() { printf '%s=%s\n' "$1" "$2"; }
 dpkg -i /pkg.deb >/dev/null
 report user "$(getent passwd connector)"
 report group "$(getent group connector | cut -d: -f1)"
+report fcgi_group "$(getent group connector-fcgi)"
 report modes "$(stat -c '%n:%a:%U:%G' /etc/connector /etc/connector/connector.conf /etc/connector/connector.env | tr '\n' ' ')"
 report conffiles "$(dpkg-query -W -f='${Conffiles}' unit-connector | awk '{print $1}' | tr '\n' ' ')"
 # The service's user reads its config; nginx's user does not.
@@ -263,9 +267,11 @@ echo 'threads = 3' >>/etc/connector/connector.conf
 dpkg -i /pkg.deb >/dev/null
 report edited_kept "$(grep -c '^threads = 3$' /etc/connector/connector.conf)"
 report modes_after_reinstall "$(stat -c '%a:%U:%G' /etc/connector/connector.conf)"
+report fcgi_members_after_reinstall "$(getent group connector-fcgi | cut -d: -f4)"
 dpkg --purge unit-connector >/dev/null
 report left "$(ls -d /etc/connector /usr/bin/connector-worker /lib/systemd/system/connector-worker.service /usr/share/connector 2>/dev/null | tr '\n' ' ')"
 report user_after_purge "$(getent passwd connector | cut -d: -f1)"
+report fcgi_group_after_purge "$(getent group connector-fcgi | cut -d: -f1)"
 report status_after_purge "$(dpkg-query -W -f='${db:Status-Abbrev}' unit-connector 2>&1 || true)"
 """
 
@@ -301,6 +307,11 @@ class InstallInThrowawayRoot(unittest.TestCase):
         self.assertEqual((name, home, shell), ("connector", "/nonexistent", "/usr/sbin/nologin"))
         self.assertLess(int(uid), 1000)  # a system user
         self.assertEqual(report["group"], "connector")
+        # The socket's group: a system group whose one member is nginx's user (not connector,
+        # whose group reads the config; not the whole of www-data's group).
+        name, _, gid, members = report["fcgi_group"].split(":")
+        self.assertEqual((name, members), ("connector-fcgi", "www-data"))
+        self.assertLess(int(gid), 1000)
         self.assertEqual(report["modes"].split(), [
             "/etc/connector:750:root:connector",
             "/etc/connector/connector.conf:640:root:connector",
@@ -314,8 +325,10 @@ class InstallInThrowawayRoot(unittest.TestCase):
         self.assertIn("usage:", report["migrate"])
         self.assertEqual(report["edited_kept"], "1")
         self.assertEqual(report["modes_after_reinstall"], "640:root:connector")
+        self.assertEqual(report["fcgi_members_after_reinstall"], "www-data")  # added once
         self.assertEqual(report["left"], "")
         self.assertEqual(report["user_after_purge"], "connector")  # kept, as is customary
+        self.assertEqual(report["fcgi_group_after_purge"], "connector-fcgi")
         self.assertNotIn("ii", report["status_after_purge"])
 
 

@@ -191,8 +191,14 @@ class UnitFiles(unittest.TestCase):
         self.assertEqual(unit_value(SOCKET_UNIT, "Socket", "ListenStream"), defaults["listen"])
         self.assertEqual(unit_value(SOCKET_UNIT, "Socket", "Backlog"), defaults["listen_backlog"])
         self.assertEqual(unit_value(SOCKET_UNIT, "Socket", "SocketMode"), defaults["listen_mode"])
-        # nginx (www-data on Debian) connects through the group.
-        self.assertEqual(unit_value(SOCKET_UNIT, "Socket", "SocketGroup"), "www-data")
+        # nginx connects through a group of its own, which the package's postinst creates with
+        # nginx's user (www-data on Debian) in it: not www-data, which every other web
+        # application on the host shares, nor connector, which reads the config.
+        group = unit_value(SOCKET_UNIT, "Socket", "SocketGroup")
+        self.assertEqual(group, "connector-fcgi")
+        postinst = (REPO / "cmake" / "debian" / "postinst").read_text()
+        self.assertIn(f"addgroup --system {group}", postinst)
+        self.assertIn(f"adduser www-data {group}", postinst)
         self.assertEqual(unit_value(SOCKET_UNIT, "Socket", "Service"), SERVICE_UNIT.name)
         self.assertEqual(unit_value(SOCKET_UNIT, "Install", "WantedBy"), "sockets.target")
 
