@@ -3,6 +3,7 @@
 //   connector-worker --config /etc/connector/connector.conf
 #include <fcgiapp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -13,6 +14,7 @@
 #include "listen_socket.h"
 #include "master.h"
 #include "metrics/scoreboard.h"
+#include "net/web_server_addrs.h"
 #include "util/log.h"
 
 namespace {
@@ -31,6 +33,27 @@ void take_over_signals() {
   sigemptyset(&blocked);
   for (int s : {SIGTERM, SIGINT, SIGHUP, SIGCHLD}) sigaddset(&blocked, s);
   sigprocmask(SIG_BLOCK, &blocked, nullptr);
+}
+
+// Who may connect: FCGI_WEB_SERVER_ADDRS for a TCP socket (an invalid list stops the start
+// here, not in each worker process). A TCP socket open to any peer is worth a warning.
+void check_web_servers(int listen_fd) {
+  using connector::net::WebServerAddrs;
+  const auto web_servers = WebServerAddrs::from_environment();
+  sockaddr_storage local{};
+  socklen_t length = sizeof local;
+  const bool tcp = ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&local), &length) == 0 &&
+                   (local.ss_family == AF_INET || local.ss_family == AF_INET6);
+  if (!tcp) return;
+  if (web_servers.restricts()) {
+    connector::util::log_info(std::string("FastCGI connections accepted from ") +
+                              WebServerAddrs::kVariable + "=" + web_servers.describe() + " only");
+  } else {
+    connector::util::log_warning(
+        std::string("listening on TCP without ") + WebServerAddrs::kVariable +
+        ": any host that can reach the port can send requests to the worker; set it to the "
+        "address(es) of nginx (docs/operations.md)");
+  }
 }
 
 int usage(int code) {
@@ -74,6 +97,7 @@ int main(int argc, char** argv) {
     util::log_info(socket.inherited ? "listening on the socket passed by systemd (fd " +
                                           std::to_string(socket.fd) + ")"
                                     : "listening on " + config.worker.listen);
+    check_web_servers(socket.fd);
     auto& board = metrics::create_shared_scoreboard();
     board.start_time_unix.store(static_cast<std::int64_t>(std::time(nullptr)));
     fcgi::Master master(config_path, std::move(config), socket.fd, board);

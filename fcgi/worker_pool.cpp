@@ -1,15 +1,21 @@
 #include "worker_pool.h"
 
 #include <fcgiapp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <string_view>
+#include <system_error>
 
 #include "api/router.h"
 #include "db/database.h"
@@ -46,6 +52,26 @@ std::int64_t unix_ms() {
       .count();
 }
 
+// At most one line per `every` for a kind of event, however many threads see it.
+bool log_due(std::atomic<std::int64_t>& last_s, std::chrono::seconds every) {
+  const std::int64_t now_s =
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
+  std::int64_t last = last_s.load();
+  return now_s - last >= every.count() && last_s.compare_exchange_strong(last, now_s);
+}
+
+std::atomic<std::int64_t> last_refusal_log_s{-1000};
+std::atomic<std::int64_t> last_accept_error_log_s{-1000};
+
+// A write to a peer that stopped reading fails after `timeout` (SO_SNDTIMEO) instead of
+// blocking for good; libfcgi then gives the connection up. (Reading the request is bounded as
+// a whole by ReadDeadlines.)
+void set_send_timeout(int fd, std::chrono::milliseconds timeout) {
+  const timeval tv{static_cast<time_t>(timeout.count() / 1000),
+                   static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
   const std::uint32_t now = board.active_threads();
@@ -60,6 +86,9 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
                        const util::AccessLog& access_log)
     : listen_fd_(listen_fd),
       stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      web_servers_(net::WebServerAddrs::from_environment()),
+      read_timeout_(config.worker.fcgi_read_timeout_ms),
+      read_deadlines_(config.worker.threads, read_timeout_),
       config_(config),
       slot_(slot),
       access_log_(access_log),
@@ -73,6 +102,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
 WorkerPool::~WorkerPool() {
   request_stop();
   join();
+  read_deadlines_.stop();
   refresher_.stop();
   prober_.stop();
   ::close(stop_fd_);
@@ -81,8 +111,11 @@ WorkerPool::~WorkerPool() {
 void WorkerPool::start() {
   refresher_.start();
   prober_.start();
+  read_deadlines_.start();
   slot_.threads.store(config_.worker.threads);
-  for (unsigned i = 0; i < config_.worker.threads; ++i) threads_.emplace_back([this] { serve(); });
+  for (unsigned i = 0; i < config_.worker.threads; ++i) {
+    threads_.emplace_back([this, i] { serve(i); });
+  }
 }
 
 void WorkerPool::request_stop() {
@@ -116,17 +149,56 @@ bool WorkerPool::wait_for_connection(int epoll_fd) {
   return false;
 }
 
-bool WorkerPool::wait_for_next_request(int connection_fd) {
-  pollfd fds[2] = {{connection_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-  while (!stopping_) {
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      return false;
+int WorkerPool::accept_connection() {
+  sockaddr_storage peer{};
+  socklen_t length = sizeof peer;
+  const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
+  if (fd < 0) {
+    // EAGAIN: another thread or process took it; EINTR, ECONNABORTED: nothing to serve. Out of
+    // descriptors or memory: the connection stays queued and epoll reports it again at once, so
+    // pause rather than spin.
+    if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+      if (log_due(last_accept_error_log_s, std::chrono::seconds(10))) {
+        util::log_warning("accept failed: " +
+                          std::error_code(errno, std::generic_category()).message() + "; retrying");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (fds[1].revents != 0) return false;
-    if (fds[0].revents != 0) return true;  // data, or the close FCGX_Accept_r will notice
+    return -1;
   }
-  return false;
+  const auto* address = reinterpret_cast<const sockaddr*>(&peer);
+  if (!web_servers_.allows(address, length)) {
+    // libfcgi's rule for FCGI_WEB_SERVER_ADDRS: closed without a word.
+    if (log_due(last_refusal_log_s, std::chrono::seconds(10))) {
+      util::log_warning("refused a FastCGI connection from " + net::describe_peer(address, length) +
+                        ": not in FCGI_WEB_SERVER_ADDRS (" + web_servers_.describe() + ")");
+    }
+    ::close(fd);
+    return -1;
+  }
+  set_send_timeout(fd, read_timeout_);
+  if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6) {
+    const int on = 1;  // as libfcgi does: the answer goes out in few writes, no Nagle delay
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+  }
+  return fd;
+}
+
+// A connection nginx keeps open pins this thread while it waits: past fcgi_read_timeout_ms
+// without a request it is closed, and nginx opens a new one when it needs one.
+WorkerPool::Next WorkerPool::wait_for_next_request(int connection_fd) {
+  pollfd fds[2] = {{connection_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
+  const auto deadline = Clock::now() + read_timeout_;
+  while (!stopping_) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return Next::kIdle;
+    const int ready = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (ready < 0 && errno != EINTR) return Next::kIdle;  // give the connection up
+    if (ready <= 0) continue;
+    if (fds[1].revents != 0) return Next::kStop;
+    if (fds[0].revents != 0) return Next::kRequest;  // data, or the close FCGX_Accept_r notices
+  }
+  return Next::kStop;
 }
 
 // Each thread waits in its own epoll set holding the shared listening socket with
@@ -158,7 +230,7 @@ void WorkerPool::count_request() {
   }
 }
 
-void WorkerPool::serve() {
+void WorkerPool::serve(unsigned slot) {
   db::DriverThreadScope driver_thread;
   const unsigned budget_ms = config_.worker.request_timeout_ms;
   db::Database reader(breakers_.attach(db::read_targets(config_.db)),
@@ -173,17 +245,39 @@ void WorkerPool::serve() {
   const int pid = static_cast<int>(::getpid());
   const int epoll_fd = make_epoll();
   FCGX_Request request;
-  FCGX_InitRequest(&request, listen_fd_, 0);
+  // libfcgi gets no listening socket (-1): this loop accepts every connection (with the
+  // FCGI_WEB_SERVER_ADDRS check and timeouts) and hands it over open in request.ipcFd, which
+  // FCGX_Accept_r then reads the request from. When that read fails (the peer closed, timed
+  // out, or broke the protocol), FCGX_Accept_r closes the connection and tries to accept a new
+  // one on -1, which fails at once (EBADF): it returns < 0 without blocking or spinning, and
+  // libfcgi never accepts a connection itself.
+  FCGX_InitRequest(&request, -1, 0);
   for (;;) {
-    // A connection nginx keeps open (fastcgi_keep_conn) carries the next request itself:
-    // FCGX_Accept_r reads it without a new accept, so only an idle thread waits for one.
-    // It still waits with the stop signal, so a drain never hangs on an idle kept connection.
-    const bool kept_connection = request.ipcFd >= 0;
-    if (kept_connection ? !wait_for_next_request(request.ipcFd) : !wait_for_connection(epoll_fd)) {
-      break;
+    if (request.ipcFd >= 0) {
+      // A connection nginx keeps open (fastcgi_keep_conn) carries the next request itself.
+      // The wait includes the stop signal, so a drain never hangs on an idle kept connection.
+      const Next next = wait_for_next_request(request.ipcFd);
+      if (next == Next::kStop) break;
+      if (next == Next::kIdle) {
+        FCGX_Free(&request, /*close=*/1);
+        continue;
+      }
+    } else {
+      if (!wait_for_connection(epoll_fd)) break;
+      const int fd = accept_connection();
+      if (fd < 0) continue;
+      request.ipcFd = fd;
+      // FCGX_Accept_r starts by finishing the previous request, which closes the connection
+      // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
+      request.keepConnection = 1;
     }
-    // Another thread or process may have taken the connection: the socket is non-blocking.
-    if (FCGX_Accept_r(&request) < 0) continue;
+    if (!read_deadlines_.reading(slot, request.ipcFd)) {
+      FCGX_Free(&request, /*close=*/1);  // no bound on its read possible: not served
+      continue;
+    }
+    const int accepted = FCGX_Accept_r(&request);
+    read_deadlines_.done(slot);
+    if (accepted < 0) continue;
     const auto started = Clock::now();
     // One deadline for all the request's database work, on both connections.
     const auto deadline = started + std::chrono::milliseconds(budget_ms);

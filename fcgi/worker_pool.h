@@ -2,8 +2,10 @@
 // The threads of one worker process. Each waits (epoll) on the shared listening socket together
 // with the process's stop signal, accepts, and answers through its own Router and database
 // connections; so stopping (drain) wakes every idle thread at once and lets busy ones finish
-// their request.
+// their request. The threads accept connections themselves and hand them to libfcgi open, so
+// that every one is checked against FCGI_WEB_SERVER_ADDRS and read within fcgi_read_timeout_ms.
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -14,6 +16,8 @@
 #include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
 #include "metrics/scoreboard.h"
+#include "net/web_server_addrs.h"
+#include "read_deadlines.h"
 #include "util/access_log.h"
 
 namespace connector::fcgi {
@@ -34,14 +38,22 @@ class WorkerPool {
   bool recycle_due() const { return recycle_due_; }
 
  private:
-  void serve();
+  // What a kept connection did while its thread waited for its next request.
+  enum class Next { kRequest, kIdle, kStop };
+
+  void serve(unsigned slot);
   int make_epoll() const;
-  bool wait_for_connection(int epoll_fd);         // false when stopping
-  bool wait_for_next_request(int connection_fd);  // on a kept connection; false when stopping
+  bool wait_for_connection(int epoll_fd);  // false when stopping
+  int accept_connection();                 // an accepted, checked connection; -1 if none
+  Next wait_for_next_request(int connection_fd);
   void count_request();
 
   int listen_fd_;
   int stop_fd_;  // an eventfd: readable once stopping
+  // FCGI_WEB_SERVER_ADDRS, checked for TCP peers.
+  const net::WebServerAddrs web_servers_;
+  const std::chrono::milliseconds read_timeout_;
+  ReadDeadlines read_deadlines_;
   const config::Config& config_;
   metrics::ProcessSlot& slot_;
   const util::AccessLog& access_log_;

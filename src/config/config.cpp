@@ -90,6 +90,7 @@ const std::map<std::string, Setter>& setters() {
       {"listen", [](Config& c, const std::string&, const std::string& v) { c.worker.listen = v; }},
       {"listen_mode", number(&WorkerSettings::listen_mode, 0, 0777, 8)},
       {"listen_backlog", number(&WorkerSettings::listen_backlog, 1, 65535)},
+      {"fcgi_read_timeout_ms", number(&WorkerSettings::fcgi_read_timeout_ms, 100, 600000)},
       {"processes", number(&WorkerSettings::processes, 1, 64)},
       {"threads", number(&WorkerSettings::threads, 1, 1024)},
       {"max_requests", number(&WorkerSettings::max_requests, 0, 4000000000u)},
@@ -232,6 +233,7 @@ std::string describe(const Config& c) {
   std::ostringstream out;
   out << "listen=" << c.worker.listen << " listen_mode=0" << std::oct << c.worker.listen_mode
       << std::dec << " listen_backlog=" << c.worker.listen_backlog
+      << " fcgi_read_timeout_ms=" << c.worker.fcgi_read_timeout_ms
       << " processes=" << c.worker.processes << " threads=" << c.worker.threads
       << " max_requests=" << c.worker.max_requests
       << " request_timeout_ms=" << c.worker.request_timeout_ms

@@ -46,6 +46,9 @@ struct WorkerSettings {
   std::string listen = "/run/connector/fcgi.sock";  // unix socket path, or host:port
   unsigned listen_mode = 0660;
   unsigned listen_backlog = 1024;
+  // How long a FastCGI connection may take to deliver its request (and stay idle when kept
+  // open, and block one write); past it the worker closes it and the thread is free again.
+  unsigned fcgi_read_timeout_ms = 5000;
   unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;
   unsigned max_requests = 0;           // a process is replaced after this many requests; 0: never

@@ -58,6 +58,7 @@ const char* const kAllKeysFile =
     "listen = 127.0.0.1:9000\n"
     "listen_mode = 0600\n"
     "listen_backlog = 64\n"
+    "fcgi_read_timeout_ms = 750\n"
     "threads = 3\n"
     "reference_refresh_ms = 250\n"
     "db_socket = /run/mysqld/mysqld.sock\n"
@@ -85,6 +86,7 @@ BOOST_AUTO_TEST_CASE(empty_file_and_environment_give_the_defaults) {
   BOOST_TEST(c.worker.listen == "/run/connector/fcgi.sock");
   BOOST_TEST(c.worker.listen_mode == 0660u);
   BOOST_TEST(c.worker.listen_backlog == 1024u);
+  BOOST_TEST(c.worker.fcgi_read_timeout_ms == 5000u);
   BOOST_TEST(c.worker.threads == 8u);
   BOOST_TEST(c.worker.reference_refresh_ms == 1000u);
   BOOST_TEST(c.db.socket == "");
@@ -102,6 +104,7 @@ BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
   BOOST_TEST(c.worker.listen == "127.0.0.1:9000");
   BOOST_TEST(c.worker.listen_mode == 0600u);
   BOOST_TEST(c.worker.listen_backlog == 64u);
+  BOOST_TEST(c.worker.fcgi_read_timeout_ms == 750u);
   BOOST_TEST(c.worker.threads == 3u);
   BOOST_TEST(c.worker.reference_refresh_ms == 250u);
   BOOST_TEST(c.db.socket == "/run/mysqld/mysqld.sock");
@@ -142,6 +145,7 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_LISTEN",
       "CONNECTOR_LISTEN_MODE",
       "CONNECTOR_LISTEN_BACKLOG",
+      "CONNECTOR_FCGI_READ_TIMEOUT_MS",
       "CONNECTOR_THREADS",
       "CONNECTOR_REFERENCE_REFRESH_MS",
       "CONNECTOR_DB_SOCKET",
@@ -171,6 +175,7 @@ BOOST_AUTO_TEST_CASE(every_key_from_the_environment_sets_its_field) {
                                  {"CONNECTOR_LISTEN", "0.0.0.0:9001"},
                                  {"CONNECTOR_LISTEN_MODE", "0640"},
                                  {"CONNECTOR_LISTEN_BACKLOG", "65535"},
+                                 {"CONNECTOR_FCGI_READ_TIMEOUT_MS", "600000"},
                                  {"CONNECTOR_THREADS", "1024"},
                                  {"CONNECTOR_REFERENCE_REFRESH_MS", "0"},
                                  {"CONNECTOR_DB_SOCKET", "/tmp/db.sock"},
@@ -185,6 +190,7 @@ BOOST_AUTO_TEST_CASE(every_key_from_the_environment_sets_its_field) {
   BOOST_TEST(c.worker.listen == "0.0.0.0:9001");
   BOOST_TEST(c.worker.listen_mode == 0640u);
   BOOST_TEST(c.worker.listen_backlog == 65535u);
+  BOOST_TEST(c.worker.fcgi_read_timeout_ms == 600000u);
   BOOST_TEST(c.worker.threads == 1024u);
   BOOST_TEST(c.worker.reference_refresh_ms == 0u);
   BOOST_TEST(c.db.socket == "/tmp/db.sock");
@@ -324,7 +330,8 @@ BOOST_AUTO_TEST_CASE(describe_masks_the_password) {
 BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
   const std::string all = describe(parse(kAllKeysFile));
   BOOST_TEST(all ==
-             "listen=127.0.0.1:9000 listen_mode=0600 listen_backlog=64 processes=5 threads=3 "
+             "listen=127.0.0.1:9000 listen_mode=0600 listen_backlog=64 fcgi_read_timeout_ms=750 "
+             "processes=5 threads=3 "
              "max_requests=1000 request_timeout_ms=1500 slow_request_ms=200 "
              "access_log=/var/log/connector/access.log shutdown_timeout_s=9 "
              "reference_refresh_ms=250 db=unix:/run/mysqld/mysqld.sock "
@@ -333,7 +340,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=30");
   BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(describe(parse("")) ==
-             "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 processes=2 "
+             "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 "
+             "fcgi_read_timeout_ms=5000 processes=2 "
              "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
              "db=127.0.0.1:3306 db_replicas=(none) db_name=connector db_user=connector "
