@@ -11,6 +11,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "db/new_row_budget.h"
 #include "listen_socket.h"
 #include "master.h"
 #include "metrics/scoreboard.h"
@@ -99,6 +100,7 @@ int main(int argc, char** argv) {
                                     : "listening on " + config.worker.listen);
     check_web_servers(socket.fd);
     auto& board = metrics::create_shared_scoreboard();
+    db::create_shared_new_row_window();
     board.start_time_unix.store(static_cast<std::int64_t>(std::time(nullptr)));
     fcgi::Master master(config_path, std::move(config), socket.fd, board);
     return master.run();

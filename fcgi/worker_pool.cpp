@@ -238,7 +238,8 @@ void WorkerPool::serve(unsigned slot) {
   db::Database writer(breakers_.attach(db::write_targets(config_.db)),
                       db::connection_options(config_.db, budget_ms));
   db::MariaDbHistoryStore history(reader);
-  db::MariaDbDepositAccountStore accounts(writer);
+  db::NewRowBudget new_rows(config_.worker.new_accounts_per_minute, db::new_row_window());
+  db::MariaDbDepositAccountStore accounts(writer, new_rows);
   db::MariaDbReadinessCheck readiness(reader);
   api::Router router({history, accounts, readiness, reference_, supply_});
   auto& board = metrics::scoreboard();

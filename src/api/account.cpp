@@ -26,8 +26,7 @@ void require_checksum_on_main_chain(std::string_view text, const chain::Address&
 
 }  // namespace
 
-std::string_view account(const http::QueryParams& params, Services& services,
-                         json::JsonWriter& out) {
+CachePolicy account(const http::QueryParams& params, Services& services, json::JsonWriter& out) {
   const auto address_text = required(params, "recipient_address");
   const auto recipient_slug = required(params, "recipient_blockchain");
   const auto deposit_slug = required(params, "deposit_blockchain");

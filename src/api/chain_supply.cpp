@@ -32,7 +32,7 @@ void write_chains(json::JsonWriter& out, const Chains& chains) {
 
 }  // namespace
 
-std::string_view chain_supply(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+CachePolicy chain_supply(const http::QueryParams&, Services& services, json::JsonWriter& out) {
   thread_local json::RenderedBody<Chains> rendered;
   json::write_rendered(out, rendered, services.supply.get(), write_chains);
   return kSupplyCacheControl;

@@ -4,7 +4,7 @@
 
 namespace connector::api {
 
-std::string_view connects(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+CachePolicy connects(const http::QueryParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "connects", &domain::ReferenceData::connects,
                               json::write_connect);

@@ -24,22 +24,28 @@ struct Services {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-using Endpoint = std::string_view (*)(const http::QueryParams& params, Services& services,
-                                      json::JsonWriter& out);
+// How an answer may be cached: its Cache-Control for every cache, and whether the front cache
+// (nginx) may store it. An answer it must not store gets X-Accel-Expires: 0, which nginx reads
+// and does not pass on; clients and other caches still follow Cache-Control.
+struct CachePolicy {
+  constexpr CachePolicy(std::string_view cache_control, bool front_cache = true)  // NOLINT
+      : cache_control(cache_control), front_cache(front_cache) {}
+  std::string_view cache_control;
+  bool front_cache;
+};
 
-std::string_view networks(const http::QueryParams& params, Services& services,
-                          json::JsonWriter& out);
-std::string_view connects(const http::QueryParams& params, Services& services,
-                          json::JsonWriter& out);
-std::string_view pairs(const http::QueryParams& params, Services& services, json::JsonWriter& out);
-std::string_view account(const http::QueryParams& params, Services& services,
-                         json::JsonWriter& out);
-std::string_view history(const http::QueryParams& params, Services& services,
-                         json::JsonWriter& out);
-std::string_view history_by_hash(const http::QueryParams& params, Services& services,
+using Endpoint = CachePolicy (*)(const http::QueryParams& params, Services& services,
                                  json::JsonWriter& out);
-std::string_view chain_supply(const http::QueryParams& params, Services& services,
-                              json::JsonWriter& out);
+
+CachePolicy networks(const http::QueryParams& params, Services& services, json::JsonWriter& out);
+CachePolicy connects(const http::QueryParams& params, Services& services, json::JsonWriter& out);
+CachePolicy pairs(const http::QueryParams& params, Services& services, json::JsonWriter& out);
+CachePolicy account(const http::QueryParams& params, Services& services, json::JsonWriter& out);
+CachePolicy history(const http::QueryParams& params, Services& services, json::JsonWriter& out);
+CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
+                            json::JsonWriter& out);
+CachePolicy chain_supply(const http::QueryParams& params, Services& services,
+                         json::JsonWriter& out);
 
 // Cache-Control values from decisions.md; ops override them in nginx.
 inline constexpr std::string_view kReferenceCacheControl = "public, max-age=60";

@@ -71,8 +71,7 @@ HistoryQuery parse_query(const http::QueryParams& params, const domain::Referenc
 
 }  // namespace
 
-std::string_view history(const http::QueryParams& params, Services& services,
-                         json::JsonWriter& out) {
+CachePolicy history(const http::QueryParams& params, Services& services, json::JsonWriter& out) {
   const auto data = services.reference.get();
   const HistoryQuery q = parse_query(params, *data);
 
@@ -93,7 +92,9 @@ std::string_view history(const http::QueryParams& params, Services& services,
   out.EndArray();
   for (const auto& [name, value] : q.echo) json::member(out, name, value);
   out.EndObject();
-  return kHistoryCacheControl;
+  // An empty page (past the end, or nothing matches: any number of them can be asked for) is
+  // answered but not stored by nginx, whose cache holds only pages with records.
+  return {kHistoryCacheControl, /*front_cache=*/!page.records.empty()};
 }
 
 }  // namespace connector::api

@@ -7,8 +7,8 @@
 
 namespace connector::api {
 
-std::string_view history_by_hash(const http::QueryParams& params, Services& services,
-                                 json::JsonWriter& out) {
+CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
+                            json::JsonWriter& out) {
   const auto raw = params.get("hash");
   if (!raw) throw http::missing_parameter("hash");
   const std::string hash = parse_record_hash("hash", *raw);

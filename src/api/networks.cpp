@@ -4,7 +4,7 @@
 
 namespace connector::api {
 
-std::string_view networks(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+CachePolicy networks(const http::QueryParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "networks", &domain::ReferenceData::chains,
                               [](json::JsonWriter& w, const domain::Chain& chain,

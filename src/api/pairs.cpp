@@ -4,7 +4,7 @@
 
 namespace connector::api {
 
-std::string_view pairs(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+CachePolicy pairs(const http::QueryParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "pairs", &domain::ReferenceData::pairs,
                               json::write_pair);

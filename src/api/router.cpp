@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "db/database.h"
+#include "db/new_row_budget.h"
 #include "http/api_error.h"
 #include "http/etag.h"
 #include "http/query_string.h"
@@ -83,7 +84,9 @@ void Router::run_api(const Route& route, const HttpRequest& request, Outcome& ou
   const auto params = http::QueryParams::parse(request.query_string, route.params);
   params.reject_duplicates(route.params);
   json::JsonWriter writer(body_);
-  outcome.cache_control = route.endpoint(params, services_, writer);
+  const CachePolicy policy = route.endpoint(params, services_, writer);
+  outcome.cache_control = policy.cache_control;
+  if (!policy.front_cache) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
   outcome.validators = true;
 }
 
@@ -115,6 +118,14 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
   } catch (const http::ApiError& e) {
     write_error_body(body_, e, request_id);
     outcome.status = e.status();
+  } catch (const db::NewRowCapReached& e) {
+    write_error_body(body_,
+                     http::ApiError(503, "unavailable",
+                                    "Too many new deposit addresses were asked for in the last "
+                                    "minute; retry after the time in Retry-After"),
+                     request_id);
+    outcome.status = 503;
+    outcome.extra_headers = "Retry-After: " + std::to_string(e.retry_after_s()) + "\r\n";
   } catch (const db::DatabaseUnavailable& e) {
     util::log_warning("request " + request_id + ": " + e.what());
     write_error_body(

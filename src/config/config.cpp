@@ -100,6 +100,7 @@ const std::map<std::string, Setter>& setters() {
        [](Config& c, const std::string&, const std::string& v) { c.worker.access_log = v; }},
       {"shutdown_timeout_s", number(&WorkerSettings::shutdown_timeout_s, 1, 3600)},
       {"reference_refresh_ms", number(&WorkerSettings::reference_refresh_ms, 0, 3600000)},
+      {"new_accounts_per_minute", number(&WorkerSettings::new_accounts_per_minute, 0, 1000000)},
       {"db_socket", text(&DatabaseSettings::socket)},
       {"db_host", text(&DatabaseSettings::host)},
       {"db_port", number(&DatabaseSettings::port, 1, 65535)},
@@ -240,6 +241,7 @@ std::string describe(const Config& c) {
       << " slow_request_ms=" << c.worker.slow_request_ms << " access_log=" << c.worker.access_log
       << " shutdown_timeout_s=" << c.worker.shutdown_timeout_s
       << " reference_refresh_ms=" << c.worker.reference_refresh_ms
+      << " new_accounts_per_minute=" << c.worker.new_accounts_per_minute
       << " db=" << c.db.primary().describe()
       << " db_replicas=" << (replicas.empty() ? "(none)" : replicas) << " db_name=" << c.db.name
       << " db_user=" << c.db.user << " db_password=" << secret(c.db.password)

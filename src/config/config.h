@@ -51,12 +51,15 @@ struct WorkerSettings {
   unsigned fcgi_read_timeout_ms = 5000;
   unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;
-  unsigned max_requests = 0;           // a process is replaced after this many requests; 0: never
-  unsigned request_timeout_ms = 3000;  // time budget of one request, enforced in the database
-  unsigned slow_request_ms = 1000;     // requests slower than this are logged as slow
-  std::string access_log = "stderr";   // a file path, "stderr" or "off"
-  unsigned shutdown_timeout_s = 30;    // how long stopping waits for requests in flight
+  unsigned max_requests = 0;             // a process is replaced after this many requests; 0: never
+  unsigned request_timeout_ms = 3000;    // time budget of one request, enforced in the database
+  unsigned slow_request_ms = 1000;       // requests slower than this are logged as slow
+  std::string access_log = "stderr";     // a file path, "stderr" or "off"
+  unsigned shutdown_timeout_s = 30;      // how long stopping waits for requests in flight
   unsigned reference_refresh_ms = 1000;  // reload of the reference and supply snapshots
+  // Deposit addresses recorded per clock minute by all processes together; past it, a request
+  // that needs a new row is a 503 (rows already recorded are still answered). 0: no cap.
+  unsigned new_accounts_per_minute = 120;
 };
 
 struct Config {

@@ -1,6 +1,7 @@
 #include "db/account_store.h"
 
 #include "chain/address.h"
+#include "metrics/scoreboard.h"
 #include "util/log.h"
 
 namespace connector::db {
@@ -40,11 +41,15 @@ bool insert(Database& db, const DepositAccount& account) {
 
 }  // namespace
 
-void record_deposit_account(Database& db, const DepositAccount& account) {
+void record_deposit_account(Database& db, NewRowBudget& budget, const DepositAccount& account) {
   const Binding result = db.run([&](Database& session) {
     const Binding found = binding(session, account);
     if (found != Binding::kAbsent) return found;
-    if (insert(session, account)) return Binding::kThisRecipient;
+    budget.take();
+    if (insert(session, account)) {
+      metrics::increment(&metrics::Scoreboard::deposit_accounts_created);
+      return Binding::kThisRecipient;
+    }
     return binding(session, account);  // a concurrent request inserted it first
   });
   if (result == Binding::kAbsent) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "db/database.h"
+#include "db/new_row_budget.h"
 
 namespace connector::db {
 
@@ -19,7 +20,8 @@ struct DepositAccount {
 // the unique (deposit chain, deposit address) key, so repeating it is harmless; a plain INSERT,
 // not INSERT IGNORE, so no error is turned into a warning. Throws DatabaseUnavailable when the
 // address is bound to another recipient, and DatabaseError/DatabaseUnavailable when the write
-// fails: the caller answers 503 and shows no address.
-void record_deposit_account(Database& db, const DepositAccount& account);
+// fails: the caller answers 503 and shows no address. A row that is not there yet takes one of
+// budget's; past the cap NewRowCapReached is thrown and nothing is written.
+void record_deposit_account(Database& db, NewRowBudget& budget, const DepositAccount& account);
 
 }  // namespace connector::db

@@ -53,10 +53,12 @@ class MariaDbHistoryStore final : public HistoryStore {
 
 class MariaDbDepositAccountStore final : public DepositAccountStore {
  public:
-  explicit MariaDbDepositAccountStore(Database& writer) : writer_(writer) {}
+  MariaDbDepositAccountStore(Database& writer, NewRowBudget& budget)
+      : writer_(writer), budget_(budget) {}
+  // Throws NewRowCapReached past the cap, DatabaseUnavailable on any other failure.
   void record(const DepositAccount& account) override {
     try {
-      record_deposit_account(writer_, account);
+      record_deposit_account(writer_, budget_, account);
     } catch (const DatabaseError& e) {  // any failure to record it is a 503, whatever the cause
       throw DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
     }
@@ -64,6 +66,7 @@ class MariaDbDepositAccountStore final : public DepositAccountStore {
 
  private:
   Database& writer_;
+  NewRowBudget& budget_;
 };
 
 class MariaDbReadinessCheck final : public ReadinessCheck {

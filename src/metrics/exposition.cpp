@@ -102,6 +102,11 @@ void write_prometheus(const Scoreboard& b, rapidjson::StringBuffer& out) {
          "Database connections made again after a first one.", b.db_reconnects.load(relaxed));
   single(out, "connector_reference_reloads_total", "counter",
          "Reloads of the in-memory reference data snapshot.", b.reference_reloads.load(relaxed));
+  single(out, "connector_deposit_accounts_created_total", "counter",
+         "Deposit addresses recorded as new rows.", b.deposit_accounts_created.load(relaxed));
+  single(out, "connector_deposit_accounts_refused_total", "counter",
+         "Requests for a new deposit address refused by new_accounts_per_minute.",
+         b.deposit_accounts_refused.load(relaxed));
   single(out, "connector_pool_threads_busy", "gauge", "Threads handling a request now.",
          b.active_threads());
   single(out, "connector_pool_threads_idle", "gauge", "Threads waiting for a request.",

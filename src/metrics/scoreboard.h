@@ -46,6 +46,8 @@ struct Scoreboard {
   std::atomic<std::uint64_t> process_recycles{0};
   std::atomic<std::uint64_t> process_crashes{0};
   std::atomic<std::uint64_t> config_reloads{0};
+  std::atomic<std::uint64_t> deposit_accounts_created{0};  // rows this worker inserted
+  std::atomic<std::uint64_t> deposit_accounts_refused{0};  // new rows refused by the cap
   std::atomic<std::uint32_t> configured_processes{0};
   std::atomic<std::uint32_t> configured_threads{0};
   std::atomic<std::uint32_t> max_requests{0};

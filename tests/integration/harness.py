@@ -124,13 +124,14 @@ def _run(args, timeout=120, **kwargs):
 
 class Stack:
     def __init__(self, fixture=None, threads=4, config=None, worker_env=None, db_port=None,
-                 accounts=False, replica=False, nginx_cache=False):
+                 accounts=False, replica=False, nginx_cache=False, nginx_env=None):
         """fixture: JSON document to import, or None. config: extra worker config keys (dict).
         worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides).
         db_port: also serve MariaDB on 127.0.0.1:db_port (0: a free port; implied by replica).
         accounts: the worker uses the least-privilege reader and writer accounts.
         replica: a replica replicating from the primary serves the worker's reads.
-        nginx_cache: nginx's response cache on, as in production (scripts/nginx-start)."""
+        nginx_cache: nginx's response cache on, as in production (scripts/nginx-start).
+        nginx_env: more NGINX_CONNECTOR_* settings for scripts/nginx-start (dict)."""
         for binary in (WORKER, ADMIN):
             if not binary.exists():
                 raise StackError(f"{binary} not found: build first (scripts/build), "
@@ -146,6 +147,7 @@ class Stack:
         self.replica = replica
         self.accounts = accounts
         self.nginx_cache = nginx_cache
+        self.nginx_env = dict(nginx_env or {})
         self.db_port = 0 if replica and db_port is None else db_port
         self.replica_port = None  # the replica also listens on 127.0.0.1:replica_port
         self.fcgi_socket = self.dir / "fcgi.sock"
@@ -338,7 +340,7 @@ class Stack:
             self.port = _free_port()
             try:
                 _run([SCRIPTS / "nginx-start", self.nginx_prefix, self.port, self.fcgi_socket],
-                     env={**os.environ,
+                     env={**os.environ, **self.nginx_env,
                           "NGINX_CONNECTOR_CACHE": "on" if self.nginx_cache else "off"})
                 return
             except StackError:
@@ -511,6 +513,15 @@ class Stack:
 
     def nginx_access_log(self):
         return (self.nginx_prefix / "access.log").read_text(errors="replace")
+
+    def cached_keys(self):
+        """The keys of the answers in nginx's cache directory (the KEY line of each file)."""
+        keys = []
+        for path in (self.nginx_prefix / "cache").rglob("*"):
+            if path.is_file():
+                head = path.read_bytes()[:4096].split(b"\n")
+                keys += [line[5:].decode() for line in head if line.startswith(b"KEY: ")]
+        return keys
 
     def nginx_error_log_text(self):
         return (self.nginx_prefix / "error.log").read_text(errors="replace")

@@ -12,7 +12,6 @@ Requests from 127.0.0.2 stand for an outside client: the health paths allow 127.
 loopback, and limit_req keys on the client address."""
 
 import gzip
-import hashlib
 import json
 import os
 import re
@@ -91,6 +90,23 @@ def get(target, headers=None, source="127.0.0.1"):
 
 def access_line(request_id, prefix=None):
     return harness.nginx_access_line(prefix or stack.nginx_prefix, request_id)
+
+
+# The key's empty filters of a history page without filters ($connector_cache_args).
+EMPTY_FILTERS = ("source_deposit_address=&source_sender=&source_blockchain=&source_asset_id=&"
+                 "source_tx_hash=&destination_address=&destination_blockchain=&"
+                 "destination_asset_id=&destination_tx_hash=&pair_id=&status=")
+
+
+def cached_keys():
+    return stack.cached_keys()
+
+
+def cached_soon(target):
+    """Whether target is answered from the cache (HIT) within a second. A client can have the
+    whole answer a moment before nginx has put it in the cache (it closes the file after it
+    has seen the end of the FastCGI response): a request right after the first can miss."""
+    return harness.wait_for(lambda: get(target).headers["X-Cache-Status"] == "HIT", seconds=1)
 
 
 def upstream_status(request_id, prefix=None):
@@ -178,14 +194,14 @@ http {{
             "/v1/ab", "/v1/account"])
         self.assertEqual([line for line in lines if "fastcgi_cache off;" in line],
                          ["location = /v1/account      { include snippets/connector-v1.conf; "
-                          "fastcgi_cache off; }"])
+                          "fastcgi_cache off; limit_req zone=connector_account burst=5 nodelay; }"])
 
 
 class Caching(unittest.TestCase):
     def test_hits_carry_their_own_request_id_and_answer_304(self):
-        # A key of this test's own: a Confirmed record's hash written as no other test writes it.
+        # A key of this test's own: a Confirmed record no other test asks for.
         confirmed = next(r for r in fixture.history if r["status"] == "Confirmed")
-        target = f"/v1/history/hash?hash=0x{confirmed['hash'].upper()}"
+        target = f"/v1/history/hash?hash={confirmed['hash']}"
         first = get(target)
         hits = [get(target) for _ in range(2)]
         self.assertEqual((first.status, first.headers["X-Cache-Status"]), (200, "MISS"))
@@ -210,50 +226,116 @@ class Caching(unittest.TestCase):
         r = get(target, {"If-None-Match": '"other"'})
         self.assertEqual((r.status, r.body, r.headers["X-Cache-Status"]), (200, first.body, "HIT"))
 
-    def test_only_the_parameters_an_endpoint_knows_enter_the_cache(self):
-        """A parameter the endpoint does not know (a cache-buster) makes the request skip nginx's
-        cache (BYPASS); any mix of known names is cached. The names come from the router."""
+    def test_only_canonical_requests_enter_the_cache(self):
+        """A request whose parameters are all known to its endpoint, each once and in canonical
+        spelling, uses the cache (MISS, then HIT); any other spelling (a parameter the endpoint
+        does not know, a near miss of a known name, a name given twice, a leading zero, a case
+        variant, an escape, page_size above 100) skips it (BYPASS) and is answered by the
+        worker. The names come from the router."""
         self.assertEqual(len(ROUTE_PARAMS), 7, ROUTE_PARAMS)
         self.assertEqual(len(ROUTE_PARAMS["/v1/history"]), 14)
+        # Canonical spellings of one record's values: every answer below has records (an
+        # empty page is not stored: test_empty_pages_are_answered_but_not_stored).
+        r7 = fixture.history[7]
+        canonical = {
+            "page_id": "1", "page_size": "7",
+            "source_deposit_address": r7["source_deposit_address"].lower(),
+            "source_sender": r7["source_sender"].lower(), "source_blockchain": r7["source_slug"],
+            "source_asset_id": str(r7["source_asset_id"]), "source_tx_hash": r7["source_tx_hash"],
+            "destination_address": r7["destination_address"].lower(),
+            "destination_blockchain": r7["destination_slug"],
+            "destination_asset_id": str(r7["destination_asset_id"]),
+            "destination_tx_hash": r7["destination_tx_hash"], "pair_id": str(r7["pair_id"]),
+            "status": r7["status"], "order": "ASC"}
+        address, tx_hash = r7["destination_address"], r7["source_tx_hash"]
+        self.assertEqual(set(canonical), set(ROUTE_PARAMS["/v1/history"]))
+        for name, value in canonical.items():
+            for query in (f"{name}={value}", f"page_size=9&{name}={value}&order=DESC"
+                          if name not in ("page_size", "order") else f"{name}={value}&page_id=0"):
+                self.assertTrue(cached_soon(f"/v1/history?{query}"), query)
+        # (/v1/ab: test_stale_while_the_database_is_down_then_fresh_again needs its MISS.)
+        for path in ("/v1/networks", "/v1/connects", "/v1/pairs"):
+            self.assertIn(get(path).headers["X-Cache-Status"], ("MISS", "HIT"), path)
+
+        noncanonical = {
+            "/v1/history": [
+                "page_id=04", "page_id=00", "page_size=007", "page_size=101", "page_size=500",
+                "page_size=0", "status=pending", "status=CONFIRMED", "order=asc", "order=Desc",
+                f"destination_address={address}", f"source_sender={address.upper()}",
+                f"source_tx_hash={tx_hash.upper()}", "page_id=1&page_id=1", "status=&status=",
+                "page%5Fid=1", "page_id=%31", "page_id=1&", "&page_id=1", "page_id", "pair_id=01",
+                "order=ASC+"],
+            "/v1/history/hash": [f"hash={fixture.history[7]['hash'].upper()}",
+                                 f"hash=0X{fixture.history[7]['hash']}", "hash=",
+                                 f"hash={fixture.history[7]['hash']}&hash=1"],
+        }
         for path, params in ROUTE_PARAMS.items():
             if path == "/v1/account":
                 continue  # never cached (connector-cache-rules.conf): no X-Cache-Status
-            for name in params:
-                for query in (f"{name}=", f"{name}", f"order=&{name}=&page_id=0"
-                              if path == "/v1/history" else f"{name}=&{name}="):
-                    r = get(f"{path}?{query}")
-                    self.assertIn(r.headers["X-Cache-Status"], ("MISS", "HIT"), (path, query))
             # Near misses of a known name, an empty name and the usual cache-busters.
             names = [f"{n}{extra}" for n in params for extra in ("x", "[]")]
             names += [n.upper() for n in params] + ["_", "t", "=1", "cb"]
-            for name in names:
-                for query in (f"{name}=1", f"{params[0]}=&{name}=1" if params else f"&{name}"):
-                    r = get(f"{path}?{query}")
-                    self.assertEqual(r.headers["X-Cache-Status"], "BYPASS", (path, query))
-                    self.assertEqual(upstream_status(r.headers["X-Request-Id"]), str(r.status))
+            queries = [f"{name}=1" for name in names]
+            queries += [f"{params[0]}=&{name}=1" if params else f"&{name}" for name in names]
+            for query in queries + noncanonical.get(path, []):
+                r = get(f"{path}?{query}")
+                self.assertEqual(r.headers["X-Cache-Status"], "BYPASS", (path, query))
+                self.assertEqual(upstream_status(r.headers["X-Request-Id"]), str(r.status))
+
+    def test_spellings_of_one_answer_share_one_key(self):
+        """Parameter order, an empty value, the defaults written out and a hash's 0x make no
+        other key: the second spelling is a HIT of the first's answer."""
+        record = fixture.history[11]
+        groups = [
+            ["/v1/history?page_size=6&status=Confirmed",
+             "/v1/history?status=Confirmed&page_size=6&page_id=0&order=DESC&pair_id=&source_sender="],
+            ["/v1/history?page_size=20&page_id=2", "/v1/history?page_id=2",
+             "/v1/history?page_size=&page_id=2&order="],
+            [f"/v1/history/hash?hash={record['hash']}", f"/v1/history/hash?hash=0x{record['hash']}"],
+        ]
+        for targets in groups:
+            first = get(targets[0])
+            self.assertEqual((first.status, first.headers["X-Cache-Status"]), (200, "MISS"))
+            self.assertTrue(cached_soon(targets[0]))
+            for target in targets[1:]:
+                r = get(target)
+                self.assertEqual((r.status, r.headers["X-Cache-Status"]), (200, "HIT"), target)
+                self.assertEqual(r.body, first.body)
 
     def test_a_cache_buster_reaches_the_worker_and_stores_nothing(self):
-        def cache_file(target):
-            """nginx's file for GET target (fastcgi_cache_key; levels=1:2)."""
-            md5 = hashlib.md5(f"GET {target}".encode()).hexdigest()
-            return stack.nginx_prefix / "cache" / md5[-1] / md5[-3:-1] / md5
-
         plain = "/v1/history?page_size=4"
         busted = plain + "&_=1700000000"
         first = get(plain)
         answers = [get(busted) for _ in range(2)]
         self.assertEqual(first.headers["X-Cache-Status"], "MISS")
-        self.assertTrue(cache_file(plain).exists())
         for r in answers:
             self.assertEqual((r.status, r.headers["X-Cache-Status"]), (200, "BYPASS"))
             self.assertEqual(upstream_status(r.headers["X-Request-Id"]), "200")
             self.assertEqual(r.body, first.body)
             self.assertEqual(r.headers["Cache-Control"], "public, max-age=2")
-        self.assertFalse(cache_file(busted).exists())
+        keys = cached_keys()
+        self.assertIn("GET /v1/history?page_id=0&page_size=4&" + EMPTY_FILTERS + "&order=DESC",
+                      keys)
+        self.assertFalse([k for k in keys if "1700000000" in k], keys)
+
+    def test_empty_pages_are_answered_but_not_stored(self):
+        """Pages past the end and filters that match nothing: canonical, so looked up (MISS),
+        but the worker marks them X-Accel-Expires: 0 and nginx stores nothing (MISS again)."""
+        for target in ("/v1/history?page_id=999", "/v1/history?destination_address=0x" + "ab" * 20):
+            answers = [get(target) for _ in range(2)]
+            for r in answers:
+                self.assertEqual((r.status, r.headers["X-Cache-Status"]), (200, "MISS"), target)
+                self.assertEqual(r.json()["list"], [])
+                self.assertEqual(r.headers["Cache-Control"], "public, max-age=2")
+                self.assertNotIn("X-Accel-Expires", r.headers)  # nginx's, never the client's
+                self.assertEqual(upstream_status(r.headers["X-Request-Id"]), "200")
+        self.assertFalse([k for k in cached_keys() if "page_id=999&" in k or "abab" in k])
 
     def test_errors_are_never_cached_and_their_body_has_this_requests_id(self):
-        for target, status, code in (("/v1/history?page_size=x", 400, "invalid_parameter"),
-                                     ("/v1/nope", 404, "not_found")):
+        # Canonical-looking requests that are errors: looked up (MISS), never stored.
+        for target, status, code in (("/v1/history?source_blockchain=nope", 400,
+                                      "invalid_parameter"),
+                                     ("/v1/history/hash?hash=" + "0" * 64, 404, "not_found")):
             answers = [get(target) for _ in range(2)]
             for r in answers:
                 self.assertEqual(r.status, status)
@@ -267,10 +349,9 @@ class Caching(unittest.TestCase):
 
     def test_head_and_get_are_cached_apart(self):
         # A key of this test's own with an hour's lifetime (a final record), so that a slow
-        # (sanitized) run cannot see it expire between the requests; 0X and upper case are
-        # written by no other test.
+        # (sanitized) run cannot see it expire between the requests.
         final = [r for r in fixture.history if r["status"] in ("Confirmed", "Error")][-1]
-        target = f"/v1/history/hash?hash=0X{final['hash'].upper()}"
+        target = f"/v1/history/hash?hash={final['hash']}"
         head = send(stack.port, "HEAD", target)
         full = get(target)
         self.assertEqual((head.status, head.body, head.headers["X-Cache-Status"]),

@@ -61,6 +61,7 @@ const char* const kAllKeysFile =
     "fcgi_read_timeout_ms = 750\n"
     "threads = 3\n"
     "reference_refresh_ms = 250\n"
+    "new_accounts_per_minute = 30\n"
     "db_socket = /run/mysqld/mysqld.sock\n"
     "db_host = db.internal\n"
     "db_port = 3307\n"
@@ -89,6 +90,7 @@ BOOST_AUTO_TEST_CASE(empty_file_and_environment_give_the_defaults) {
   BOOST_TEST(c.worker.fcgi_read_timeout_ms == 5000u);
   BOOST_TEST(c.worker.threads == 8u);
   BOOST_TEST(c.worker.reference_refresh_ms == 1000u);
+  BOOST_TEST(c.worker.new_accounts_per_minute == 120u);
   BOOST_TEST(c.db.socket == "");
   BOOST_TEST(c.db.host == "127.0.0.1");
   BOOST_TEST(c.db.port == 3306u);
@@ -107,6 +109,7 @@ BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
   BOOST_TEST(c.worker.fcgi_read_timeout_ms == 750u);
   BOOST_TEST(c.worker.threads == 3u);
   BOOST_TEST(c.worker.reference_refresh_ms == 250u);
+  BOOST_TEST(c.worker.new_accounts_per_minute == 30u);
   BOOST_TEST(c.db.socket == "/run/mysqld/mysqld.sock");
   BOOST_TEST(c.db.host == "db.internal");
   BOOST_TEST(c.db.port == 3307u);
@@ -148,6 +151,7 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_FCGI_READ_TIMEOUT_MS",
       "CONNECTOR_THREADS",
       "CONNECTOR_REFERENCE_REFRESH_MS",
+      "CONNECTOR_NEW_ACCOUNTS_PER_MINUTE",
       "CONNECTOR_DB_SOCKET",
       "CONNECTOR_DB_HOST",
       "CONNECTOR_DB_PORT",
@@ -334,7 +338,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "processes=5 threads=3 "
              "max_requests=1000 request_timeout_ms=1500 slow_request_ms=200 "
              "access_log=/var/log/connector/access.log shutdown_timeout_s=9 "
-             "reference_refresh_ms=250 db=unix:/run/mysqld/mysqld.sock "
+             "reference_refresh_ms=250 new_accounts_per_minute=30 db=unix:/run/mysqld/mysqld.sock "
              "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
              "db_password=(set) db_write_user=writer db_write_password=(set) "
              "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=30");
@@ -344,7 +348,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "fcgi_read_timeout_ms=5000 processes=2 "
              "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
-             "db=127.0.0.1:3306 db_replicas=(none) db_name=connector db_user=connector "
+             "new_accounts_per_minute=120 db=127.0.0.1:3306 db_replicas=(none) db_name=connector "
+             "db_user=connector "
              "db_password=(empty) db_write_user=connector db_write_password=(empty) "
              "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
 }

@@ -73,9 +73,11 @@ domain::HistoryRecord record() {
 
 struct FakeHistory final : db::HistoryStore {
   std::optional<domain::HistoryFilter> filter;
-  db::HistoryPage find_page(const domain::HistoryFilter& f, std::uint64_t, std::uint32_t,
+  // One record: on page 0, and past the end of it an empty page.
+  db::HistoryPage find_page(const domain::HistoryFilter& f, std::uint64_t page_id, std::uint32_t,
                             domain::SortOrder) override {
     filter = f;
+    if (page_id > 0) return {1, {}};
     return {1, {record()}};
   }
   std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) override {
@@ -86,7 +88,11 @@ struct FakeHistory final : db::HistoryStore {
 
 struct FakeAccounts final : db::DepositAccountStore {
   std::vector<db::DepositAccount> recorded;
-  void record(const db::DepositAccount& account) override { recorded.push_back(account); }
+  std::uint32_t capped_for_s = 0;  // non-zero: the cap on new rows is reached for that long
+  void record(const db::DepositAccount& account) override {
+    if (capped_for_s != 0) throw db::NewRowCapReached(capped_for_s);
+    recorded.push_back(account);
+  }
 };
 
 struct FakeReadiness final : db::ReadinessCheck {
@@ -186,6 +192,18 @@ BOOST_AUTO_TEST_CASE(history_with_filters) {
   BOOST_TEST(!history.filter->pair_id.has_value());
 }
 
+BOOST_AUTO_TEST_CASE(empty_history_pages_are_not_for_nginx_to_store) {
+  const auto page = router.handle({"GET", "/v1/history", "page_size=5", {}, "rid-1"});
+  const auto past_end = router.handle({"GET", "/v1/history", "page_id=9", {}, "rid-1"});
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(page.head.find("X-Accel-Expires") == std::string::npos);
+  BOOST_TEST(past_end.status == 200);
+  BOOST_TEST(past_end.head.find("\r\nX-Accel-Expires: 0\r\n") != std::string::npos);
+  // Clients and other caches still get the endpoint's Cache-Control.
+  BOOST_TEST(past_end.head.find("\r\nCache-Control: public, max-age=2\r\n") != std::string::npos);
+  BOOST_TEST(std::string(past_end.body).find("\"list\":[]") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(history_by_hash) {
   const auto doc = get("/v1/history/hash", "hash=0X" + std::string(64, 'A'),
                        "public, max-age=3600");  // Confirmed is final
@@ -210,6 +228,23 @@ BOOST_AUTO_TEST_CASE(account) {
   BOOST_TEST(accounts.recorded[0].recipient_chain == 1u);
   BOOST_TEST(accounts.recorded[0].recipient_address ==
              "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
+}
+
+BOOST_AUTO_TEST_CASE(account_past_the_cap_on_new_rows_is_a_503_with_its_retry_after) {
+  accounts.capped_for_s = 17;
+  const auto response =
+      router.handle({"GET",
+                     "/v1/account",
+                     "recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     "&recipient_blockchain=unitcore&deposit_blockchain=unitiot",
+                     {},
+                     "rid-1"});
+  BOOST_TEST(response.status == 503);
+  BOOST_TEST(response.head.find("\r\nRetry-After: 17\r\n") != std::string::npos);
+  BOOST_TEST(response.head.find("\r\nCache-Control: no-store\r\n") != std::string::npos);
+  BOOST_TEST(std::string(response.body).find("\"code\":\"unavailable\"") != std::string::npos);
+  BOOST_TEST(std::string(response.body).find("0x617866C9257ef02cEf8074A5D1a7D372B142cbEb") ==
+             std::string::npos);  // no address shown that is not recorded
 }
 
 BOOST_AUTO_TEST_CASE(chain_supply) {

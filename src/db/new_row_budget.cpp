@@ -1,0 +1,52 @@
+#include "db/new_row_budget.h"
+
+#include <sys/mman.h>
+
+#include <new>
+
+#include "metrics/scoreboard.h"
+
+namespace connector::db {
+namespace {
+
+NewRowWindow* current = nullptr;
+
+}  // namespace
+
+NewRowWindow& new_row_window() {
+  if (current == nullptr) {
+    static NewRowWindow private_window;
+    current = &private_window;
+  }
+  return *current;
+}
+
+NewRowWindow& create_shared_new_row_window() {
+  void* memory = ::mmap(nullptr, sizeof(NewRowWindow), PROT_READ | PROT_WRITE,
+                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) throw std::runtime_error("cannot map the shared new-row window");
+  current = new (memory) NewRowWindow();
+  return *current;
+}
+
+void NewRowBudget::take(std::chrono::system_clock::time_point now) {
+  if (per_minute_ == 0) return;
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch());
+  const auto now_s = static_cast<std::uint64_t>(seconds.count());
+  const std::uint64_t minute = now_s / 60;
+  std::uint64_t word = window_.word.load(std::memory_order_relaxed);
+  for (;;) {
+    const std::uint64_t taken = (word >> 32) == minute ? (word & 0xffffffffu) : 0;
+    if (taken >= per_minute_) {
+      metrics::increment(&metrics::Scoreboard::deposit_accounts_refused);
+      throw NewRowCapReached(static_cast<std::uint32_t>(60 - now_s % 60));
+    }
+    const std::uint64_t next = (minute << 32) | (taken + 1);
+    if (window_.word.compare_exchange_weak(word, next, std::memory_order_relaxed)) return;
+  }
+}
+
+}  // namespace connector::db
+
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "the shared window needs address-free atomics");

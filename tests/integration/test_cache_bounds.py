@@ -1,0 +1,85 @@
+"""nginx's response cache is bounded by the distinct canonical answers, not by the ways to spell
+a request (decisions.md, "Caching and validators"; the rules: $connector_cache_skip and
+$connector_cache_args in nginx/connector-http.conf).
+
+The flood: wrk sends 220,000 requests through nginx (cache on, as in production) into a keys
+zone of 64 KB, deliberately small (a few hundred keys); 200,000 of them are distinct valid
+spellings an attacker of the cache would use (cache_flood.lua: cache-busters, leading zeros,
+page_size above 100, case variants of status, order, addresses and hashes, pages past the end,
+random addresses and hashes), one in eleven is ordinary traffic over 50 canonical pages. Asserted:
+no 5xx and no failed connection, exactly the expected share of 404s (the random hashes), nginx
+never failed to allocate a node in the keys zone, and the cache holds at most the 50 ordinary
+pages. Before these rules the same flood left 444 cache files and answered 500s
+("could not allocate node in cache keys zone")."""
+
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from fixture import Fixture
+from harness import Stack
+
+HERE = Path(__file__).resolve().parent
+THREADS = 2
+PER_THREAD = 110_000  # 220,000 requests, 200,000 of them distinct spellings
+ORDINARY_PAGES = 50  # cache_flood.lua: /v1/history?page_size=1&page_id=0..49
+
+fixture = Fixture()
+
+
+class Flood(unittest.TestCase):
+    def test_a_flood_of_spellings_neither_fails_nor_grows_the_cache(self):
+        record = fixture.history[5]  # its address and hash, in case variants
+        with Stack(fixture=fixture.path, nginx_cache=True,
+                   nginx_env={"NGINX_CONNECTOR_KEYS_ZONE": "64k"}) as stack, \
+                tempfile.TemporaryDirectory() as marks:
+            self.assertGreaterEqual(len(fixture.history), ORDINARY_PAGES)
+            wrk = subprocess.Popen(
+                ["wrk", f"-t{THREADS}", "-c16", "-d300s", "-s", HERE / "cache_flood.lua",
+                 f"http://127.0.0.1:{stack.port}", "--", str(PER_THREAD),
+                 record["destination_address"].lower(), record["hash"], marks],
+                stdout=subprocess.PIPE, text=True)
+            try:
+                # Each thread marks when it has sent its share; wrk runs until SIGINT.
+                deadline = time.monotonic() + 280
+                while len(os.listdir(marks)) < THREADS and wrk.poll() is None:
+                    self.assertLess(time.monotonic(), deadline, "the flood did not finish")
+                    time.sleep(0.2)
+                wrk.send_signal(signal.SIGINT)
+                out = wrk.communicate(timeout=60)[0]
+            finally:
+                if wrk.poll() is None:
+                    wrk.kill()
+                    wrk.wait()
+            line = next(line for line in out.splitlines() if line.startswith("flood:"))
+            counts = dict(item.split("=") for item in line.split()[1:])
+            counts = {k: int(v) for k, v in counts.items()}
+            total = counts["2xx"] + counts["3xx"] + counts["4xx"] + counts["5xx"]
+
+            self.assertGreaterEqual(total, THREADS * PER_THREAD, out)
+            self.assertEqual(counts["5xx"], 0, out)
+            self.assertEqual(counts["errors"] - counts["4xx"], 0, out)  # wrk counts 4xx too
+            self.assertEqual(counts["3xx"], 0, out)
+            # Kind 8 of 11 (a random hash: 404) is the only error; the kinds go round per thread.
+            self.assertLessEqual(abs(counts["4xx"] - total / 11), THREADS, out)
+
+            errors = stack.nginx_error_log_text()
+            self.assertNotIn("could not allocate", errors)
+            self.assertNotIn("[crit]", errors)
+            keys = stack.cached_keys()
+            cache_files = [p for p in (stack.nginx_prefix / "cache").rglob("*") if p.is_file()]
+            self.assertEqual(len(keys), len(cache_files))
+            self.assertGreater(len(keys), 0)
+            self.assertLessEqual(len(keys), ORDINARY_PAGES)
+            # Every stored key is one of the ordinary pages.
+            for key in keys:
+                self.assertRegex(key, r"^GET /v1/history\?page_id=[0-9]+&page_size=1&"
+                                      r"source_deposit_address=&")
+
+
+if __name__ == "__main__":
+    unittest.main()
