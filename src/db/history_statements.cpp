@@ -181,13 +181,17 @@ HistoryStatement count_of(const AccessPath& path, const HistoryFilter* filter, b
   return s;
 }
 
-// The direct form reads whole rows anyway, so it always carries the residuals (one statement
-// fewer per path and order).
+// The direct form reads whole rows anyway, so it always carries the residuals. It also carries
+// the list's total as its last column (an uncorrelated subquery, evaluated once): a page near
+// the start, the pages clients ask for most, is one round trip, not a count and then a page.
 HistoryStatement page_of(const AccessPath& path, const HistoryFilter* filter,
                          domain::SortOrder order, PageForm form, bool residuals) {
   HistoryStatement s;
   if (form == PageForm::kDirect) {
-    s.sql = "SELECT " + record_select_list() + " FROM history h" + forced(path.index) +
+    HistoryStatement total = count_of(path, filter, residuals);
+    s.params = std::move(total.params);
+    s.sql = "SELECT " + record_select_list() + ", (" + total.sql + ") FROM history h" +
+            forced(path.index) +
             where_clause(path, filter, s.params, Conditions::kDrivingAndResiduals) +
             order_by(order, "h.id");
     return s;

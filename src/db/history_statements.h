@@ -29,8 +29,9 @@ struct AccessPath {
 // The path for these filters: the first of the table whose driving filters are all set.
 const AccessPath& choose_access_path(const domain::HistoryFilter& filter);
 
-// A page is read directly near the start of a list, and through a deferred join deeper down
-// (its ids from the index alone, then only those rows in full).
+// A page is read directly near the start of a list, with the list's total as one more column
+// after the record's, and through a deferred join deeper down (its ids from the index alone,
+// then only those rows in full).
 enum class PageForm { kDirect, kDeferred };
 
 struct HistoryStatement {

@@ -1,6 +1,7 @@
 #include "db/history_store.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "db/history_statements.h"
@@ -24,22 +25,39 @@ std::uint64_t count(Database& db, const AccessPath& path, const HistoryFilter& f
 // index alone.
 constexpr std::uint64_t kDeferredJoinFromOffset = 100;
 
+// A page's rows, and the list's total when the statement carried it (the direct form, and only
+// when the page has a row to carry it on).
+struct PageRead {
+  std::vector<HistoryRecord> records;
+  std::optional<std::uint64_t> total;
+};
+
 // The rows come back in the order `shown`, whichever way the walk went.
-std::vector<HistoryRecord> page(Database& db, const AccessPath& path, const HistoryFilter& filter,
-                                const PageWalk& walk, domain::SortOrder shown) {
+PageRead page(Database& db, const AccessPath& path, const HistoryFilter& filter,
+              const PageWalk& walk, domain::SortOrder shown) {
   const auto form = walk.offset < kDeferredJoinFromOffset ? PageForm::kDirect : PageForm::kDeferred;
   auto statement = page_statement(path, filter, walk.order, form);
   statement.params.emplace_back(std::uint64_t{walk.limit});
   statement.params.emplace_back(walk.offset);
-  auto records = db.rows(statement.sql, statement.params, history_record_columns());
-  // The page's few rows are put in order here rather than by an outer ORDER BY, which would
-  // make MariaDB sort through a temporary table on every page.
+  const auto columns = history_record_columns();
+  const int total_column = static_cast<int>(columns.size()) + 1;
+  PageRead read;
+  read.records.reserve(walk.limit);
+  auto rs = db.query(statement.sql, statement.params);
+  while (rs->next()) {
+    read.records.push_back(read_row(*rs, columns));
+    if (form == PageForm::kDirect) read.total = read_value<std::uint64_t>(*rs, total_column);
+  }
+  // A direct page walked as shown comes in order; otherwise the page's few rows are put in
+  // order here rather than by an outer ORDER BY, which would make MariaDB sort through a
+  // temporary table on every page.
+  if (form == PageForm::kDirect && walk.order == shown) return read;
   const bool ascending = shown == domain::SortOrder::kAscending;
-  std::sort(records.begin(), records.end(), [ascending](const auto& x, const auto& y) {
+  std::sort(read.records.begin(), read.records.end(), [ascending](const auto& x, const auto& y) {
     const auto a = std::stoull(x.id), b = std::stoull(y.id);
     return ascending ? a < b : a > b;
   });
-  return records;
+  return read;
 }
 
 // Runs work() in one read snapshot (REPEATABLE READ: fixed at the first read).
@@ -63,13 +81,24 @@ HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::ui
   const AccessPath& path = choose_access_path(filter);
   return db.run([&](Database& session) {
     HistoryPage result;
+    // Near the start (the pages asked for most) the page comes with its total, one round trip;
+    // an empty one (past the end, or no match) carries no total, which is then counted.
+    if (page_id < kDeferredJoinFromOffset && page_id * page_size < kDeferredJoinFromOffset) {
+      const PageWalk forward{order, page_id * page_size, page_size, false};
+      auto read = page(session, path, filter, forward, order);
+      if (read.total) {
+        result.total = *read.total;
+        result.records = std::move(read.records);
+        return result;
+      }
+    }
     result.total = count(session, path, filter);
     // Checked by division so page_id * page_size cannot overflow.
     if (page_size == 0 || page_id >= (result.total + page_size - 1) / page_size) return result;
     const std::uint64_t offset = page_id * page_size;
     const auto walk = cheapest_walk(result.total, offset, page_size, order);
     if (!walk.reversed) {
-      result.records = page(session, path, filter, walk, order);
+      result.records = page(session, path, filter, walk, order).records;
       return result;
     }
     // Counted from the other end, the page is only right if the total it is counted from is
@@ -78,7 +107,8 @@ HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::ui
       result.total = count(session, path, filter);
       if (offset < result.total) {
         result.records = page(session, path, filter,
-                              cheapest_walk(result.total, offset, page_size, order), order);
+                              cheapest_walk(result.total, offset, page_size, order), order)
+                             .records;
       }
       return result;
     });
