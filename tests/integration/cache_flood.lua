@@ -1,13 +1,13 @@
 -- wrk script of test_cache_bounds.py: every request a distinct valid spelling of a query, of
 -- kinds that an attacker of the front cache would use (issue: cache-busters, leading zeros,
 -- page_size above 100, case variants, pages past the end, random addresses and hashes).
--- One request in eleven is ordinary traffic instead: one of 50 canonical pages with records.
+-- One request in eleven is ordinary traffic instead: canonical pages with records.
 -- Arguments: LIMIT (answers per thread), ADDRESS (a destination address with records, lower
--- case), HASH (a record's hash, lower case, no 0x), DIR. A thread that has received LIMIT answers
+-- case), HASH (a record's hash, lower case, no 0x), DIR, RECORDS (the fixture's records). A thread that has received LIMIT answers
 -- stops and creates DIR/done-<thread> (wrk itself runs until -d or SIGINT: the test sends
 -- SIGINT once every thread is done); done() prints one line of counts per status class.
 
-local limit, address, hash, dir
+local limit, address, hash, dir, records
 local sent, received, finished = 0, 0, false
 local threads = {}
 
@@ -21,6 +21,7 @@ function init(args)
   address = args[2]
   hash = args[3]
   dir = args[4]
+  records = tonumber(args[5])
   counts = {["2"] = 0, ["3"] = 0, ["4"] = 0, ["5"] = 0}  -- a global: done() reads it
 end
 
@@ -76,7 +77,13 @@ function request()
   elseif kind == 9 then
     path = "/v1/pairs?cb=" .. i
   else
-    path = "/v1/history?page_size=1&page_id=" .. (i % 50)  -- ordinary traffic
+    -- ordinary traffic: canonical pages with records, every page_size and page of the
+    -- fixture's RECORDS records in both orders (storable: these fill the cache and its keys)
+    local size = (math.floor(i / 11) % 100) + 1
+    local pages = math.ceil(records / size)
+    local order = (math.floor(i / 1100) % 2 == 0) and "ASC" or "DESC"
+    path = "/v1/history?page_size=" .. size .. "&page_id=" .. (math.floor(i / 2200) % pages) ..
+           "&order=" .. order
   end
   return wrk.format("GET", path)
 end

@@ -66,7 +66,7 @@ class NginxLimits(StackPerClass):
         self.assertEqual(r.json()["error"]["code"], "rate_limited")
 
     def test_account_zone_keys_on_the_ipv6_slash_64(self):
-        burst = shipped_burst("connector_account", "connector-cache-rules.conf")
+        burst = shipped_burst("connector_account", "connector-v1.conf")
         self.assertEqual(burst, 5)
         recipient = "0x" + "a1" * 20  # one recipient: one row, the worker's cap is not in play
         # Every address of one /64 is one client: burst + 1 answers, then 429s.
@@ -80,7 +80,7 @@ class NginxLimits(StackPerClass):
         self.assertEqual(account(recipient, "198.51.100.1").status, 200)
 
     def test_account_zone_keys_on_the_ipv4_address_mapped_or_not(self):
-        burst = shipped_burst("connector_account", "connector-cache-rules.conf")
+        burst = shipped_burst("connector_account", "connector-v1.conf")
         recipient = "0x" + "a2" * 20
         answers = [account(recipient, "203.0.113.7") for _ in range(burst + 1)]
         self.assertEqual([r.status for r in answers], [200] * (burst + 1))
@@ -90,7 +90,7 @@ class NginxLimits(StackPerClass):
 
     def test_the_account_zone_leaves_reads_alone(self):
         recipient = "0x" + "a3" * 20
-        burst = shipped_burst("connector_account", "connector-cache-rules.conf")
+        burst = shipped_burst("connector_account", "connector-v1.conf")
         for _ in range(burst + 1):
             account(recipient, "2001:db8:cc:1::1")
         self.assert_rate_limited(account(recipient, "2001:db8:cc:1::1"))
