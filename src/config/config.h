@@ -59,7 +59,7 @@ struct WorkerSettings {
   unsigned reference_refresh_ms = 1000;  // reload of the reference and supply snapshots
   // Deposit addresses recorded per clock minute by all processes together; past it, a request
   // that needs a new row is a 503 (rows already recorded are still answered). 0: no cap.
-  unsigned new_accounts_per_minute = 120;
+  unsigned new_accounts_per_minute = 300;
 };
 
 struct Config {

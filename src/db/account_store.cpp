@@ -42,16 +42,19 @@ bool insert(Database& db, const DepositAccount& account) {
 }  // namespace
 
 void record_deposit_account(Database& db, NewRowBudget& budget, const DepositAccount& account) {
-  const Binding result = db.run([&](Database& session) {
-    const Binding found = binding(session, account);
-    if (found != Binding::kAbsent) return found;
+  Binding result = db.run([&](Database& session) { return binding(session, account); });
+  if (result == Binding::kAbsent) {
+    // Taken once per request that needs a row, outside the work run() may repeat after a lost
+    // connection. A write that then fails has still spent it.
     budget.take();
-    if (insert(session, account)) {
-      metrics::increment(&metrics::Scoreboard::deposit_accounts_created);
-      return Binding::kThisRecipient;
-    }
-    return binding(session, account);  // a concurrent request inserted it first
-  });
+    result = db.run([&](Database& session) {
+      if (insert(session, account)) {
+        metrics::increment(&metrics::Scoreboard::deposit_accounts_created);
+        return Binding::kThisRecipient;
+      }
+      return binding(session, account);  // a concurrent request (or a lost try) inserted it
+    });
+  }
   if (result == Binding::kAbsent) {
     throw DatabaseUnavailable("the deposit address could not be shown recorded");
   }

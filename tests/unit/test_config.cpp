@@ -90,7 +90,7 @@ BOOST_AUTO_TEST_CASE(empty_file_and_environment_give_the_defaults) {
   BOOST_TEST(c.worker.fcgi_read_timeout_ms == 5000u);
   BOOST_TEST(c.worker.threads == 8u);
   BOOST_TEST(c.worker.reference_refresh_ms == 1000u);
-  BOOST_TEST(c.worker.new_accounts_per_minute == 120u);
+  BOOST_TEST(c.worker.new_accounts_per_minute == 300u);
   BOOST_TEST(c.db.socket == "");
   BOOST_TEST(c.db.host == "127.0.0.1");
   BOOST_TEST(c.db.port == 3306u);
@@ -348,7 +348,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "fcgi_read_timeout_ms=5000 processes=2 "
              "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
-             "new_accounts_per_minute=120 db=127.0.0.1:3306 db_replicas=(none) db_name=connector "
+             "new_accounts_per_minute=300 db=127.0.0.1:3306 db_replicas=(none) db_name=connector "
              "db_user=connector "
              "db_password=(empty) db_write_user=connector db_write_password=(empty) "
              "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");

@@ -1,6 +1,9 @@
 // The cap on new deposit-account rows per clock minute (db::NewRowBudget).
 #define BOOST_TEST_MODULE new_row_budget
+#include <sys/wait.h>
+#include <unistd.h>
 #include <boost/test/unit_test.hpp>
+
 #include <thread>
 #include <vector>
 
@@ -69,4 +72,19 @@ BOOST_AUTO_TEST_CASE(budgets_over_one_window_share_it) {
   unsigned total = 0;
   for (unsigned n : taken) total += n;
   BOOST_TEST(total == 100u);
+}
+
+BOOST_AUTO_TEST_CASE(the_shared_window_holds_for_forked_processes) {
+  // As in the worker: the master maps the window before it forks its processes.
+  db::NewRowWindow& window = db::create_shared_new_row_window();
+  db::NewRowBudget budget(3, window);
+  const pid_t child = ::fork();
+  BOOST_TEST_REQUIRE(child >= 0);
+  if (child == 0) ::_exit(static_cast<int>(take_many(budget, 2, kAt15s).first));
+  int status = 0;
+  BOOST_TEST_REQUIRE(::waitpid(child, &status, 0) == child);
+  BOOST_TEST_REQUIRE(WIFEXITED(status));
+  BOOST_TEST(WEXITSTATUS(status) == 2);
+  // The child's two rows count here too: one left of three.
+  BOOST_TEST((take_many(budget, 5, kAt15s) == std::pair<unsigned, std::uint32_t>{1, 45}));
 }
