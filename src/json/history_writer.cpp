@@ -4,6 +4,7 @@
 #include <string>
 
 #include "chain/amount.h"
+#include "json/object_text.h"
 
 namespace connector::json {
 namespace {
@@ -22,12 +23,20 @@ const T& require(const T* item, const char* what) {
   return *item;
 }
 
-void write_chain(JsonWriter& w, std::string_view side, const domain::Chain& chain) {
-  const std::string prefix(side);
-  member(w, prefix + "_slug", chain.slug);
-  member(w, prefix + "_network", chain.network);
-  member_as_string(w, prefix + "_chain_id", chain.chain_id);
-  member(w, prefix + "_base_chain", chain.base_chain);
+// The member names of one side of a transfer.
+struct ChainKeys {
+  std::string_view slug, network, chain_id, base_chain;
+};
+constexpr ChainKeys kSourceKeys{"source_slug", "source_network", "source_chain_id",
+                                "source_base_chain"};
+constexpr ChainKeys kDestinationKeys{"destination_slug", "destination_network",
+                                     "destination_chain_id", "destination_base_chain"};
+
+void write_chain(ObjectText& o, const ChainKeys& keys, const domain::Chain& chain) {
+  o.string(keys.slug, chain.slug);
+  o.string(keys.network, chain.network);
+  o.number_as_string(keys.chain_id, chain.chain_id);
+  o.string(keys.base_chain, chain.base_chain);
 }
 
 }  // namespace
@@ -52,40 +61,46 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::R
                           bool with_status_message) {
   const auto& sa = require(data.asset_by_id(r.source_asset_id), "asset");
   const auto& da = require(data.asset_by_id(r.destination_asset_id), "asset");
-  w.StartObject();
-  member(w, "id", r.id);
-  member(w, "hash", r.hash);
-  member_uint(w, "pair_id", r.pair_id);
-  write_chain(w, "source", require(data.chain_by_ref(r.source_chain), "chain"));
-  write_chain(w, "destination", require(data.chain_by_ref(r.destination_chain), "chain"));
-  member(w, "source_deposit_address", r.source_deposit_address);
-  member(w, "source_sender", r.source_sender);
-  member(w, "destination_address", r.destination_address);
-  member(w, "source_block_number", r.source_block_number);
-  member(w, "destination_block_number", r.destination_block_number);
-  member(w, "source_block_timestamp", r.source_block_timestamp);
-  member(w, "destination_block_timestamp", r.destination_block_timestamp);
-  member(w, "source_tx_hash", r.source_tx_hash);
-  member(w, "destination_tx_hash", r.destination_tx_hash);
-  member_as_string(w, "source_asset_id", sa.id);
-  member_as_string(w, "destination_asset_id", da.id);
-  member(w, "source_asset_address", sa.address);
-  member(w, "destination_asset_address", da.address);
-  member(w, "source_asset_name", sa.name);
-  member(w, "destination_asset_name", da.name);
-  member(w, "source_asset_symbol", sa.symbol);
-  member(w, "destination_asset_symbol", da.symbol);
-  member_int(w, "source_asset_decimals", sa.decimals);
-  member_int(w, "destination_asset_decimals", da.decimals);
-  member(w, "source_asset_type", sa.asset_type);
-  member(w, "destination_asset_type", da.asset_type);
+  const auto& source = require(data.chain_by_ref(r.source_chain), "chain");
+  const auto& destination = require(data.chain_by_ref(r.destination_chain), "chain");
+  // The record's text is built in a buffer the thread reuses, then handed to the Writer whole.
+  thread_local std::string text;
+  text.clear();
+  ObjectText o(text);
+  o.string("id", r.id);
+  o.string("hash", r.hash);
+  o.number("pair_id", std::uint64_t{r.pair_id});
+  write_chain(o, kSourceKeys, source);
+  write_chain(o, kDestinationKeys, destination);
+  o.string("source_deposit_address", r.source_deposit_address);
+  o.string("source_sender", r.source_sender);
+  o.string("destination_address", r.destination_address);
+  o.string("source_block_number", r.source_block_number);
+  o.string("destination_block_number", r.destination_block_number);
+  o.string("source_block_timestamp", r.source_block_timestamp);
+  o.string("destination_block_timestamp", r.destination_block_timestamp);
+  o.string("source_tx_hash", r.source_tx_hash);
+  o.string("destination_tx_hash", r.destination_tx_hash);
+  o.number_as_string("source_asset_id", sa.id);
+  o.number_as_string("destination_asset_id", da.id);
+  o.string("source_asset_address", sa.address);
+  o.string("destination_asset_address", da.address);
+  o.string("source_asset_name", sa.name);
+  o.string("destination_asset_name", da.name);
+  o.string("source_asset_symbol", sa.symbol);
+  o.string("destination_asset_symbol", da.symbol);
+  o.number("source_asset_decimals", std::int64_t{sa.decimals});
+  o.number("destination_asset_decimals", std::int64_t{da.decimals});
+  o.string("source_asset_type", sa.asset_type);
+  o.string("destination_asset_type", da.asset_type);
   // The fee is charged in the source asset.
-  member(w, "source_amount", amount(r.source_amount, sa.decimals));
-  member(w, "destination_amount", amount(r.destination_amount, da.decimals));
-  member(w, "fee", amount(r.fee, sa.decimals));
-  member(w, "status", r.status);
-  if (with_status_message) member(w, "status_message", status_message(r));
-  w.EndObject();
+  o.string("source_amount", amount(r.source_amount, sa.decimals));
+  o.string("destination_amount", amount(r.destination_amount, da.decimals));
+  o.string("fee", amount(r.fee, sa.decimals));
+  o.string("status", r.status);
+  if (with_status_message) o.string("status_message", status_message(r));
+  o.close();
+  w.RawValue(text.data(), text.size(), rapidjson::kObjectType);
 }
 
 }  // namespace connector::json
