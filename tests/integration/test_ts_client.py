@@ -10,10 +10,13 @@ with openapi-fetch only and compares every answer with the fixture, run three wa
   `sl-violations` header).
 
 Zero violations either way for every request the document accepts (status and order in any
-case, page_size above 100 included), and every request it does not accept flagged by Prism. A
-control run of Prism on a copy of the document that forbids a slug the service answers shows that
-Prism does check the answers. README.md's TypeScript example is type-checked too. npm packages:
-tools/client/install (scripts/install-deps runs it).
+case, page_size above 100 included, page_id and page_size up to 2^64 - 1 with any number of
+leading zeros), and every request it does not accept flagged by Prism (page_size=1e2, +5, 0x10,
+1.0 or 2^64 among them: the service's 400). The client counts the violations Prism reports and
+prints that number. Control runs of Prism on a copy of the document that forbids a slug the
+service answers show that Prism does check the answers and that the client's count sees them.
+README.md's TypeScript example is type-checked too. npm packages: tools/client/install
+(scripts/install-deps runs it).
 """
 
 import json
@@ -44,7 +47,7 @@ PRISM = MODULES / "@stoplight" / "prism-cli" / "dist" / "index.js"
 
 # What one run of client-test.mts sends (the same list in every mode), and the preflights it
 # sends with fetch when it talks to nginx directly (Prism routes only the document's operations).
-REQUESTS = 61
+REQUESTS = 73
 PREFLIGHTS = 3
 SUMMARY = re.compile(r"^ts-client: mode=(\w+) requests=(\d+) preflights=(\d+) checks=(\d+) "
                      r"violations=(\d+) endpoints=(\S+)$", re.M)
@@ -138,7 +141,8 @@ def setUpModule():
         assert text.count(slug_enum) == 1, "the Slug schema changed: update the control document"
         control.write_text(text.replace(slug_enum, slug_enum.replace(" unitiot,", "")))
         for name, document, errors in (("errors", DOCUMENT, True), ("report", DOCUMENT, False),
-                                       ("control", control, True)):
+                                       ("control", control, True),
+                                       ("control-report", control, False)):
             prisms[name] = Prism(name, document, stack.base_url, errors)
     except BaseException:
         tearDownModule()
@@ -219,9 +223,13 @@ class TypedClient(unittest.TestCase):
         for path in documented_paths():
             self.assertIn(f'"{path}": {{', schema)
         # The request types say what the service accepts: status and order in any case (a
-        # pattern, so a string), page_size any unsigned integer.
+        # pattern, so a string); page_id, page_size and the id filters an unsigned decimal up to
+        # 2^64 - 1 (a pattern, so a string: Prism does not coerce 1e2 or +5 to a number then).
         self.assertIn('status?: components["schemas"]["HistoryStatusParameter"];', schema)
         self.assertRegex(schema, r'HistoryStatusParameter: string;')
+        for name in ("page_id", "page_size", "pair_id", "source_asset_id", "destination_asset_id"):
+            self.assertIn(f'{name}?: components["schemas"]["Uint64Parameter"];', schema)
+        self.assertRegex(schema, r'Uint64Parameter: string;')
         self.assertIsNotNone(check, "not type-checked")
         self.assertEqual((check.returncode, check.stdout + check.stderr), (0, ""))
         self.assertEqual((compile_.returncode, compile_.stdout + compile_.stderr), (0, ""))
@@ -229,14 +237,17 @@ class TypedClient(unittest.TestCase):
         self.assertIn('api.GET("/v1/history"', readme_example())
 
     def assert_run(self, result, summary, mode, preflights):
-        self.assertEqual(result.returncode, 0, (result.stdout + result.stderr)[-6000:])
-        self.assertIsNotNone(summary, result.stdout[-2000:])
+        output = (result.stdout + result.stderr)[-6000:]
+        self.assertIsNotNone(summary, output)
+        # The violations the client counted (Prism's sl-violations entries and its refusals of
+        # requests the document accepts), each named on stderr; then every check passed.
+        self.assertEqual(summary.group(5), "0", output)
+        self.assertEqual(result.returncode, 0, output)
         self.assertEqual(summary.group(1), mode)
         self.assertEqual(int(summary.group(2)), REQUESTS)
         self.assertEqual(int(summary.group(3)), preflights)
         # Each answer gets several exact checks (status, headers, the whole body).
         self.assertGreater(int(summary.group(4)), 6 * REQUESTS)
-        self.assertEqual(summary.group(5), "0")
         self.assertEqual(sorted(summary.group(6).split(",")), documented_paths())
 
     def test_client_against_the_stack(self):
@@ -278,6 +289,30 @@ class PrismControl(unittest.TestCase):
             self.assertEqual(ok.status, 200)
             self.assertIsNone(ok.headers["sl-violations"])
             self.assertEqual(json.loads(ok.read())["networks"][1]["slug"], "unitiot")
+
+    def test_the_client_counts_the_violations_prism_reports(self):
+        """violations=N is what the client saw, not a constant: through Prism without --errors on
+        the control document every answer naming UNITIoT (and every request naming it) is still
+        the service's and passes the checks, but each violation Prism names in sl-violations is
+        counted and listed, and the run fails."""
+        result, summary = client_test(prisms["control-report"].url, "report")
+        self.assertIsNotNone(summary, (result.stdout + result.stderr)[-6000:])
+        self.assertGreater(int(summary.group(5)), 0)
+        listed = re.findall(r"^violation: .*$", result.stderr, re.M)
+        self.assertEqual(len(listed), int(summary.group(5)), result.stderr[-6000:])
+        self.assertIn("violation: GET /v1/networks: 200 response.body.networks.1.slug ",
+                      result.stderr)
+        # Only the violations failed the run: every request was sent and every check passed.
+        self.assertEqual(int(summary.group(2)), REQUESTS)
+        self.assertEqual(result.returncode, 1)
+        self.assertNotIn("AssertionError", result.stderr)
+        # With --errors, Prism's refusal of an answer is counted too (the run stops at its check).
+        result, summary = client_test(prisms["control"].url, "errors")
+        self.assertIsNotNone(summary, (result.stdout + result.stderr)[-6000:])
+        self.assertGreaterEqual(int(summary.group(5)), 1)
+        self.assertIn("violation: GET /v1/networks: 500 response.body.networks.1.slug ",
+                      result.stderr)
+        self.assertEqual(result.returncode, 1)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,13 @@
 //                         everything and reports violations in an `sl-violations` header)
 // Through Prism, every request the document accepts must pass with no violation at all, and
 // every request it does not accept must be flagged (so a quiet Prism is not a blind one).
-// Ends with one line "ts-client: mode=... requests=N checks=N violations=0 endpoints=..." and
-// exit status 0; any failed check throws (exit status 1, the assertion's message on stderr).
+// Ends with one line "ts-client: mode=... requests=N preflights=N checks=N violations=N
+// endpoints=...", also after a failed check. `violations` is the number this run observed: each
+// entry of an `sl-violations` header Prism put on the answer to a request the document accepts
+// (and each violation of an answer to one it does not), and each of Prism's own refusals
+// (--errors) of a request the document accepts; every one is also printed on stderr. Exit
+// status 0 only when every check passed and violations=0; else 1 (a failed check's message on
+// stderr).
 //
 // tests/integration/test_ts_client.py generates the types, type-checks this file (tsc, strict)
 // and runs it against a stack, directly and through Prism.
@@ -163,13 +168,16 @@ const NO_FILTER = {
 } as const;
 
 // One history page as the service must answer it: the records of page `pageId` of `pageSize`
-// among `all`, the totals, and the echo block (NO_FILTER with `echo` over it).
-function page(all: Schemas["HistoryRecord"][], pageId: number, pageSize: number,
+// among `all`, the totals, and the echo block (NO_FILTER with `echo` over it). `pageId` is any
+// value up to 2^64 - 1 as the client wrote it (leading zeros too); the answer says it canonically.
+function page(all: Schemas["HistoryRecord"][], pageId: number | string, pageSize: number,
               echo: Partial<Record<keyof typeof NO_FILTER, string>> = {}): Schemas["HistoryPage"] {
+  const id = BigInt(pageId);
+  const start = id * BigInt(pageSize);
   return {
-    page_id: String(pageId), page_size: String(pageSize),
+    page_id: id.toString(), page_size: String(pageSize),
     total_page: String(Math.ceil(all.length / pageSize)), total_history: String(all.length),
-    list: all.slice(pageId * pageSize, (pageId + 1) * pageSize),
+    list: start >= BigInt(all.length) ? [] : all.slice(Number(start), Number(start) + pageSize),
     ...NO_FILTER, ...echo,
   } as Schemas["HistoryPage"];
 }
@@ -178,6 +186,10 @@ function page(all: Schemas["HistoryRecord"][], pageId: number, pageSize: number,
 
 let checks = 0;
 let requests = 0;
+// What Prism said was wrong with a request the document accepts or with an answer: counted and
+// listed here (not thrown at once, so that one run shows them all), printed at the end.
+let violations = 0;
+const violationLog: string[] = [];
 
 function eq(actual: unknown, expected: unknown, what: string): void {
   assert.deepStrictEqual(actual, expected, what);
@@ -211,7 +223,8 @@ interface Outside { location: string[]; prismStatus: number; prismType: string }
 let outside: Outside | null = null;
 
 // Every answer the service wrote (directly or passed on by Prism): status, CORS, request id,
-// content type, and what Prism reported about it.
+// content type, and, for a request the document does not accept, that Prism reported it (the
+// violations Prism reports otherwise are counted by `track`).
 function fromService(r: Response, status: number, what: string): void {
   eq(r.status, status, `${what}: status`);
   eq(r.headers.get("access-control-allow-origin"), "*", `${what}: Access-Control-Allow-Origin`);
@@ -219,18 +232,12 @@ function fromService(r: Response, status: number, what: string): void {
   eq(r.headers.get("access-control-allow-credentials"), null, `${what}: no credentials`);
   matches(r.headers.get("x-request-id"), /^[0-9a-f]{32}$/, `${what}: X-Request-Id`);
   if (status !== 304) eq(r.headers.get("content-type"), JSON_TYPE, `${what}: Content-Type`);
-  if (mode === "") return;
-  const violations = r.headers.get("sl-violations");
-  if (outside === null) {
-    eq(violations, null, `${what}: Prism reports no violation`);
-    return;
-  }
-  // Without --errors Prism passes the request on and names its violations (never the answer's).
-  const reported = JSON.parse(violations ?? "[]") as { location: string[] }[];
+  if (mode === "" || outside === null) return;
+  // Without --errors Prism passes the request on and names its violations.
+  const header = r.headers.get("sl-violations");
+  const reported = JSON.parse(header ?? "[]") as { location: string[] }[];
   ok(reported.some((v) => JSON.stringify(v.location) === JSON.stringify(["request", ...outside!.location])),
-     `${what}: Prism reports the request's violation at ${outside.location.join(".")}: ${violations}`);
-  ok(reported.every((v) => v.location[0] === "request"),
-     `${what}: Prism reports no violation of the answer: ${violations}`);
+     `${what}: Prism reports the request's violation at ${outside.location.join(".")}: ${header}`);
 }
 
 function json200(r: Response, cacheControl: string, what: string): void {
@@ -292,11 +299,46 @@ function offDocument<T>(value: unknown): T {
 
 const client = createClient<paths>({ baseUrl });
 
-// The statuses the service answered per documented path (Prism's own answers carry no request id).
+// Every violation Prism reports on an answer: each entry of its `sl-violations` header, except
+// the request's own violations when the request is meant to be outside the document (those are
+// checked, not counted), and, with --errors, Prism's own answer (a problem, no request id) to a
+// request the document accepts, each violation it names (at least one).
+async function countViolations(request: Request, response: Response): Promise<void> {
+  const what = `${request.method} ${new URL(request.url).pathname}${new URL(request.url).search}`;
+  const header = response.headers.get("sl-violations");
+  if (header !== null) {
+    let entries: { location?: unknown[]; message?: string }[];
+    try {
+      entries = JSON.parse(header) as typeof entries;
+    } catch {
+      entries = [{ message: header }];  // "Too many violations! ..." (cut at 8 kB)
+    }
+    for (const v of entries) {
+      if (outside !== null && v.location?.[0] === "request") continue;
+      violations++;
+      violationLog.push(`${what}: ${response.status} ${(v.location ?? []).join(".")} ${v.message ?? ""}`);
+    }
+    return;
+  }
+  if (mode === "" || outside !== null || response.headers.get("x-request-id") !== null) return;
+  const problem = await response.clone().json().catch(() => ({})) as
+    { type?: string; validation?: { location?: unknown[]; message?: string }[] };
+  const named = problem.validation ?? [];
+  const entries = named.length > 0 ? named : [{ location: [], message: problem.type ?? "no problem type" }];
+  for (const v of entries) {
+    violations++;
+    violationLog.push(`${what}: Prism answered ${response.status} ${(v.location ?? []).join(".")} ` +
+                      `${v.message ?? ""}`);
+  }
+}
+
+// The statuses the service answered per documented path (Prism's own answers carry no request
+// id), and the violations Prism reported.
 const answered = new Map<string, Set<number>>();
 const track: Middleware = {
-  onResponse({ schemaPath, response }) {
+  async onResponse({ schemaPath, request, response }) {
     requests++;
+    await countViolations(request, response);
     if (response.headers.get("x-request-id") === null) return undefined;
     const statuses = answered.get(schemaPath) ?? new Set<number>();
     statuses.add(response.status);
@@ -466,21 +508,32 @@ async function history(): Promise<void> {
   eq([typeof first?.list[0]?.pair_id, typeof first?.list[0]?.source_asset_decimals, typeof first?.total_history],
      ["number", "number", "string"], "history: JSON types");
   ok(all.length > 20, "history: the fixture fills more than one default page");
-  await get({ page_id: 1, page_size: 7 }, page(all, 1, 7), "history page 1 of 7");
-  await get({ page_id: 1000, order: "DESC" }, page(all, 1000, 20), "history past the end");
-  await get({ page_size: 0 }, page(all, 0, 20), "history page_size=0 is the default");
+  await get({ page_id: "1", page_size: "7" }, page(all, 1, 7), "history page 1 of 7");
+  await get({ page_id: "1000", order: "DESC" }, page(all, 1000, 20), "history past the end");
+  await get({ page_size: "0" }, page(all, 0, 20), "history page_size=0 is the default");
   // The spellings the document accepts since it agrees with the service (issue 11): page sizes
   // above 100 are served as 100, status and order in any case.
-  await get({ page_size: 500 }, page(all, 0, 100), "history page_size=500");
-  await get({ page_size: 101, page_id: 0 }, page(all, 0, 100), "history page_size=101");
-  await get({ order: "asc", page_size: 5, page_id: 1 }, page(records(() => true, true), 1, 5),
+  await get({ page_size: "500" }, page(all, 0, 100), "history page_size=500");
+  await get({ page_size: "101", page_id: "0" }, page(all, 0, 100), "history page_size=101");
+  await get({ order: "asc", page_size: "5", page_id: "1" }, page(records(() => true, true), 1, 5),
             "history order=asc");
-  await get({ order: "Desc", page_size: 3 }, page(all, 0, 3), "history order=Desc");
+  await get({ order: "Desc", page_size: "3" }, page(all, 0, 3), "history order=Desc");
+  // Any unsigned decimal up to 2^64 - 1 with any number of leading zeros (the pattern of
+  // Uint64Parameter): past the end, an empty page with the true totals; the largest page size
+  // is served as 100.
+  const longFive = "00000000000000000000000005";
+  for (const pageId of [longFive, "18446744073709551615"]) {
+    const body = await get({ page_id: pageId }, page(all, pageId, 20), `history page_id=${pageId}`);
+    eq([body?.list.length, body?.total_history], [0, String(all.length)],
+       `history page_id=${pageId}: an empty page, the true total`);
+  }
+  await get({ page_size: "18446744073709551615" }, page(all, 0, 100), "history page_size=2^64-1");
+  await get({ page_size: "0".repeat(30) + "7" }, page(all, 0, 7), "history page_size=0...07");
   const pending = records((r) => r.status === "Pending");
   ok(pending.length > 0, "history: the fixture has Pending records");
-  await get({ status: "pending", page_size: 100 }, page(pending, 0, 100, { status: "Pending" }),
+  await get({ status: "pending", page_size: "100" }, page(pending, 0, 100, { status: "Pending" }),
             "history status=pending");
-  await get({ status: "CONFIRMED", order: "asc", page_size: 500 },
+  await get({ status: "CONFIRMED", order: "asc", page_size: "500" },
             page(records((r) => r.status === "Confirmed", true), 0, 100, { status: "Confirmed" }),
             "history status=CONFIRMED order=asc page_size=500");
   await get({ status: "" }, page(all, 0, 20), "history status= (unused)");
@@ -512,9 +565,11 @@ async function history(): Promise<void> {
   for (const [query, predicate, echo] of alone) {
     const matching = records(predicate);
     ok(matching.length > 0, `history: the fixture has records for ${JSON.stringify(query)}`);
-    await get({ ...query, page_size: 100 }, page(matching, 0, 100, echo), `history ${JSON.stringify(query)}`);
+    await get({ ...query, page_size: "100" }, page(matching, 0, 100, echo), `history ${JSON.stringify(query)}`);
   }
-  await get({ pair_id: "1", source_blockchain: "unitiot", status: "confirmed", order: "ASC", page_size: 100 },
+  await get({ pair_id: "18446744073709551615" }, page([], 0, 20, { pairId: "18446744073709551615" }),
+            "history pair_id=2^64-1 (no such pair)");
+  await get({ pair_id: "1", source_blockchain: "unitiot", status: "confirmed", order: "ASC", page_size: "100" },
             page(records((r) => Number(r.pair_id) === 1 && r.source_slug === "unitiot" && r.status === "Confirmed", true),
                  0, 100, { pairId: "1", source_blockchain: "unitiot", status: "Confirmed" }),
             "history filters combined");
@@ -537,12 +592,23 @@ async function history(): Promise<void> {
                 "status must be one of Deposit, Pending, Confirmed, Error", "status", false);
   await invalid("history order=up", { order: "up" }, "invalid_parameter", "order must be ASC or DESC",
                 "order", false);
-  await invalid("history page_id=-1", { page_id: -1 }, "invalid_parameter",
+  await invalid("history page_id=-1", { page_id: "-1" }, "invalid_parameter",
                 "page_id must be an unsigned decimal integer", "page_id", false);
-  await invalid("history page_size=ten", { page_size: offDocument<number>("ten") }, "invalid_parameter",
+  await invalid("history page_size=ten", { page_size: "ten" }, "invalid_parameter",
                 "page_size must be an unsigned decimal integer", "page_size", false);
-  await invalid("history page_size twice", { page_size: offDocument<number>([1, 2]) }, "duplicate_parameter",
+  await invalid("history page_size twice", { page_size: offDocument<string>(["1", "2"]) }, "duplicate_parameter",
                 "page_size is given more than once", "page_size", false);
+  // What a validator coercing query strings to integers would take for a number, and 2^64: the
+  // document refuses them (Prism with --errors: its 422 at query.page_size) as the service does
+  // (its 400 invalid_parameter, param page_size). " 5" is sent as %205, "+5" as %2B5.
+  for (const size of ["1e2", "+5", "0x10", " 5", "1.0"]) {
+    await invalid(`history page_size=${size}`, { page_size: size }, "invalid_parameter",
+                  "page_size must be an unsigned decimal integer", "page_size", false);
+  }
+  await invalid("history page_size=2^64", { page_size: "18446744073709551616" }, "invalid_parameter",
+                "page_size is too large (the maximum is 18446744073709551615)", "page_size", false);
+  await invalid("history pair_id=99999999999999999999", { pair_id: "99999999999999999999" }, "invalid_parameter",
+                "pair_id is too large (the maximum is 18446744073709551615)", "pair_id", false);
   await invalid("history short sender", { source_sender: "0x1234" }, "invalid_parameter",
                 "source_sender must be 0x followed by 40 hex digits", "source_sender", false);
   await invalid("history short tx hash", { destination_tx_hash: "0x" + "a".repeat(63) }, "invalid_parameter",
@@ -609,16 +675,25 @@ async function preflight(): Promise<number> {
 
 // --- run --------------------------------------------------------------------------------------
 
-await referenceEndpoints();
-await account();
-await history();
-await historyByHash();
-const preflights = await preflight();
+let preflights = 0;
+let failed: unknown = undefined;
+try {
+  await referenceEndpoints();
+  await account();
+  await history();
+  await historyByHash();
+  preflights = await preflight();
 
-for (const [path, statuses] of Object.entries(coverage)) {
-  const seen = answered.get(path) ?? new Set<number>();
-  ok(statuses.every((s) => seen.has(s)),
-     `${path}: the service answered ${statuses.join(", ")} (seen: ${[...seen].join(", ") || "nothing"})`);
+  for (const [path, statuses] of Object.entries(coverage)) {
+    const seen = answered.get(path) ?? new Set<number>();
+    ok(statuses.every((s) => seen.has(s)),
+       `${path}: the service answered ${statuses.join(", ")} (seen: ${[...seen].join(", ") || "nothing"})`);
+  }
+} catch (error) {
+  failed = error ?? new Error("a check failed");
 }
+for (const line of violationLog) console.error(`violation: ${line}`);
 console.log(`ts-client: mode=${mode || "direct"} requests=${requests} preflights=${preflights} ` +
-            `checks=${checks} violations=0 endpoints=${Object.keys(coverage).join(",")}`);
+            `checks=${checks} violations=${violations} endpoints=${Object.keys(coverage).join(",")}`);
+if (failed !== undefined) throw failed;
+if (violations > 0) process.exitCode = 1;
