@@ -1,6 +1,7 @@
 #include "json/object_text.h"
 
 #include <charconv>
+#include <cstring>
 
 namespace connector::json {
 namespace {
@@ -16,6 +17,30 @@ constexpr char kEscape[256] = {
     0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   0,   '\\', 0,   0,   0,
 };
 
+// Whether any of the 8 bytes in `word` needs an escape: a control character (< 0x20), '"' or
+// '\\'. Bit tricks on whole words (bytes of 0x80 and above never match), so that the clean
+// strings of a history record (hex, digits, names) are checked 8 bytes at a time.
+bool needs_escape(std::uint64_t word) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101u;
+  constexpr std::uint64_t kHighs = 0x8080808080808080u;
+  const auto has_zero = [](std::uint64_t v) { return (v - kOnes) & ~v & kHighs; };
+  const std::uint64_t below_space = (word - kOnes * 0x20) & ~word & kHighs;
+  return (below_space | has_zero(word ^ (kOnes * '"')) | has_zero(word ^ (kOnes * '\\'))) != 0;
+}
+
+bool is_clean(std::string_view value) {
+  std::size_t i = 0;
+  for (; i + 8 <= value.size(); i += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, value.data() + i, 8);
+    if (needs_escape(word)) return false;
+  }
+  for (; i < value.size(); ++i) {
+    if (kEscape[static_cast<unsigned char>(value[i])] != 0) return false;
+  }
+  return true;
+}
+
 template <typename T>
 void append_number(std::string& out, T value) {
   char digits[24];
@@ -27,6 +52,11 @@ void append_number(std::string& out, T value) {
 
 void append_string(std::string& out, std::string_view value) {
   out += '"';
+  if (is_clean(value)) {
+    out.append(value);
+    out += '"';
+    return;
+  }
   std::size_t clean_from = 0;
   for (std::size_t i = 0; i < value.size(); ++i) {
     const char escape = kEscape[static_cast<unsigned char>(value[i])];
@@ -47,11 +77,13 @@ void append_string(std::string& out, std::string_view value) {
   out += '"';
 }
 
+// Keys are this program's own identifiers: nothing in them to escape.
 void ObjectText::name(std::string_view key) {
   if (!first_) out_ += ',';
   first_ = false;
-  append_string(out_, key);
-  out_ += ':';
+  out_ += '"';
+  out_.append(key);
+  out_ += "\":";
 }
 
 void ObjectText::number(std::string_view key, std::uint64_t value) {

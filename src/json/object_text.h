@@ -14,6 +14,7 @@ namespace connector::json {
 // control characters (\b \t \n \f \r, others \u00XX), nothing else.
 void append_string(std::string& out, std::string_view value);
 
+// Keys are written as they are: they must be identifiers with nothing to escape.
 class ObjectText {
  public:
   // Starts an object at the end of out.

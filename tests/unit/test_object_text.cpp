@@ -39,11 +39,29 @@ BOOST_AUTO_TEST_CASE(every_byte_is_escaped_as_rapidjson_escapes_it) {
   BOOST_TEST(by_object_text("") == "\"\"");
 }
 
+BOOST_AUTO_TEST_CASE(a_character_to_escape_is_found_at_any_position_of_a_long_string) {
+  // Clean strings are checked 8 bytes at a time: every position of the word and the tail.
+  for (unsigned char special : {0x00, 0x01, 0x1F, 0x22, 0x5C}) {
+    for (std::size_t at = 0; at < 67; ++at) {
+      std::string text(67, 'a');
+      text[at] = static_cast<char>(special);
+      BOOST_TEST_CONTEXT("byte " << int(special) << " at " << at) {
+        BOOST_TEST(by_object_text(text) == by_rapidjson(text));
+      }
+    }
+  }
+  // Near misses of each: not escaped.
+  for (unsigned char near : {0x20, 0x21, 0x23, 0x5B, 0x5D, 0x7F, 0x80, 0xA2, 0xDC, 0xFF}) {
+    const std::string text(40, static_cast<char>(near));
+    BOOST_TEST(by_object_text(text) == by_rapidjson(text));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(random_strings_match_rapidjson) {
   std::mt19937 random(7);
   for (int i = 0; i < 2000; ++i) {
     std::string text(random() % 40, '\0');
-    for (auto& c : text) c = static_cast<char>(random() % 128);
+    for (auto& c : text) c = static_cast<char>(random() % 256);
     BOOST_TEST(by_object_text(text) == by_rapidjson(text));
   }
 }
