@@ -100,7 +100,7 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::R
   o.string("status", r.status);
   if (with_status_message) o.string("status_message", status_message(r));
   o.close();
-  w.RawValue(text.data(), text.size(), rapidjson::kObjectType);
+  w.raw(text, rapidjson::kObjectType);
 }
 
 }  // namespace connector::json

@@ -5,12 +5,24 @@
 #include <rapidjson/writer.h>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
 namespace connector::json {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+class JsonWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
+ public:
+  using Writer::Writer;
+
+  // A value already written as JSON text (json::ObjectText), copied whole: RawValue copies it
+  // a byte at a time, a tenth of the worker's time on a history page.
+  void raw(std::string_view json, rapidjson::Type type) {
+    Prefix(type);
+    std::memcpy(os_->Push(json.size()), json.data(), json.size());
+    EndValue(true);
+  }
+};
 
 inline void string(JsonWriter& w, std::string_view value) {
   w.String(value.data(), static_cast<rapidjson::SizeType>(value.size()));

@@ -3,7 +3,7 @@
 // RapidJSON's Writer spent a tenth of the worker's time on its per-character state machine
 // (docs/BENCHMARKS.md, profile). The text is byte for byte what the Writer writes, escapes
 // included (tests/unit/test_object_text.cpp compares them); the page's Writer takes the
-// finished object with RawValue().
+// finished object whole (JsonWriter::raw).
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -87,3 +87,24 @@ BOOST_AUTO_TEST_CASE(an_object_matches_the_writers) {
   w.EndObject();
   BOOST_TEST(text == std::string(buffer.GetString(), buffer.GetSize()));
 }
+
+BOOST_AUTO_TEST_CASE(raw_objects_take_their_place_among_the_writers_values) {
+  std::string first, second;
+  json::ObjectText(first).close();
+  json::ObjectText o(second);
+  o.string("a", "b");
+  o.close();
+  rapidjson::StringBuffer buffer;
+  json::JsonWriter w(buffer);
+  w.StartObject();
+  json::key(w, "list");
+  w.StartArray();
+  w.raw(first, rapidjson::kObjectType);
+  w.raw(second, rapidjson::kObjectType);
+  w.EndArray();
+  json::member(w, "after", "x");
+  w.EndObject();
+  BOOST_TEST(std::string(buffer.GetString(), buffer.GetSize()) ==
+             R"({"list":[{},{"a":"b"}],"after":"x"})");
+  BOOST_TEST(w.IsComplete());
+}
