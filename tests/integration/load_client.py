@@ -62,11 +62,12 @@ class Target:
 
 
 def all_endpoints(fixture, unique=False):
-    """Targets over all seven endpoints, with the fixture's hashes and a few history filters."""
+    """Targets over all seven endpoints, with the fixture's hashes and a few history filters,
+    spelled canonically (nginx caches only those)."""
     hashes = [r["hash"] for r in fixture.history[:3]]
     paths = ["/v1/networks", "/v1/connects", "/v1/pairs", "/v1/history?page_size=5",
              f"/v1/history/hash?hash={hashes[0]}", "/v1/ab", f"/v1/account?{ACCOUNT_QUERY}",
-             "/v1/history?page_size=2&status=confirmed&order=ASC",
+             "/v1/history?page_size=2&status=Confirmed&order=ASC",
              f"/v1/history/hash?hash={hashes[1]}", "/v1/history?page_id=1&page_size=10",
              f"/v1/history/hash?hash={hashes[2]}"]
     return [Target(p, unique) for p in paths]
