@@ -20,6 +20,7 @@
 #include "api/router.h"
 #include "db/database.h"
 #include "metrics/scoreboard.h"
+#include "stdout_records.h"
 #include "util/log.h"
 
 namespace connector::fcgi {
@@ -40,10 +41,6 @@ std::string_view request_path(const FCGX_Request& request) {
     path = path.substr(0, path.find('?'));
   }
   return path;
-}
-
-void put(FCGX_Stream* out, std::string_view bytes) {
-  if (!bytes.empty()) FCGX_PutStr(bytes.data(), static_cast<int>(bytes.size()), out);
 }
 
 std::int64_t unix_ms() {
@@ -298,8 +295,7 @@ void WorkerPool::serve(unsigned slot) {
         .request_id = param(request, "REQUEST_ID"),
         .deadline = deadline,
     });
-    put(request.out, response.head);
-    put(request.out, response.body);
+    write_stdout(request.ipcFd, request.requestId, response.head, response.body);
     FCGX_Finish_r(&request);
 
     const auto duration_us = static_cast<std::uint64_t>(

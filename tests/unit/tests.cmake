@@ -17,3 +17,12 @@ connector_unit_test(test_snapshot)
 connector_unit_test(test_new_row_budget)
 connector_unit_test(test_web_server_addrs)
 connector_unit_test(test_fuzz_regressions)
+# The worker's FastCGI record writer (fcgi/), compiled in on its own.
+if(TARGET connector-worker)
+  add_executable(test_stdout_records unit/test_stdout_records.cpp
+                 ${PROJECT_SOURCE_DIR}/fcgi/stdout_records.cpp)
+  target_include_directories(test_stdout_records PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
+  target_link_libraries(test_stdout_records PRIVATE Boost::unit_test_framework)
+  target_compile_definitions(test_stdout_records PRIVATE BOOST_TEST_DYN_LINK)
+  add_test(NAME unit.test_stdout_records COMMAND test_stdout_records)
+endif()

@@ -1,0 +1,74 @@
+#include "stdout_records.h"
+
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdint>
+#include <vector>
+
+namespace connector::fcgi {
+namespace {
+
+constexpr unsigned char kVersion = 1;  // FCGI_VERSION_1
+constexpr unsigned char kStdout = 6;   // FCGI_STDOUT
+constexpr std::size_t kMaxContent = 65535;
+
+using Header = std::array<unsigned char, 8>;
+
+Header header(int request_id, std::size_t length) {
+  return {kVersion,
+          kStdout,
+          static_cast<unsigned char>((request_id >> 8) & 0xFF),
+          static_cast<unsigned char>(request_id & 0xFF),
+          static_cast<unsigned char>((length >> 8) & 0xFF),
+          static_cast<unsigned char>(length & 0xFF),
+          0,   // no padding
+          0};  // reserved
+}
+
+// Writes every byte of iov, resuming after partial writes.
+bool write_all(int fd, std::vector<iovec>& iov) {
+  std::size_t first = 0;
+  while (first < iov.size()) {
+    const ssize_t written = ::writev(fd, iov.data() + first, static_cast<int>(iov.size() - first));
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    auto left = static_cast<std::size_t>(written);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool write_stdout(int fd, int request_id, std::string_view head, std::string_view body) {
+  std::vector<Header> headers;
+  headers.reserve(2 + (head.size() + body.size()) / kMaxContent);
+  std::vector<iovec> iov;
+  iov.reserve(2 * headers.capacity());
+  // Headers first (their addresses must not move once taken), then the iovecs.
+  std::vector<std::string_view> contents;
+  for (std::string_view part : {head, body}) {
+    while (!part.empty()) {
+      const std::size_t length = std::min(part.size(), kMaxContent);
+      headers.push_back(header(request_id, length));
+      contents.push_back(part.substr(0, length));
+      part.remove_prefix(length);
+    }
+  }
+  for (std::size_t i = 0; i < headers.size(); ++i) {
+    iov.push_back({headers[i].data(), headers[i].size()});
+    iov.push_back({const_cast<char*>(contents[i].data()), contents[i].size()});
+  }
+  return write_all(fd, iov);
+}
+
+}  // namespace connector::fcgi

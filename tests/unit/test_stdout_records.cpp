@@ -1,0 +1,83 @@
+// fcgi::write_stdout: a response as FastCGI STDOUT records, read back from a socket pair.
+#define BOOST_TEST_MODULE stdout_records
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stdout_records.h"
+
+namespace {
+
+struct Record {
+  int version, type, request_id;
+  std::string content;
+};
+
+// Everything written on fd[0] until it is closed, read on fd[1], cut into records.
+std::vector<Record> written(std::string_view head, std::string_view body, int request_id) {
+  int fd[2];
+  BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+  bool ok = false;
+  std::thread writer([&] {
+    ok = connector::fcgi::write_stdout(fd[0], request_id, head, body);
+    ::close(fd[0]);
+  });
+  std::string bytes;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fd[1], buffer, sizeof buffer)) > 0;) bytes.append(buffer, n);
+  writer.join();
+  ::close(fd[1]);
+  BOOST_TEST(ok);
+  std::vector<Record> records;
+  std::size_t at = 0;
+  while (at + 8 <= bytes.size()) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(bytes[at + i]); };
+    const std::size_t length = byte(4) << 8 | byte(5);
+    BOOST_TEST_REQUIRE(at + 8 + length + byte(6) <= bytes.size());
+    records.push_back({byte(0), byte(1), byte(2) << 8 | byte(3), bytes.substr(at + 8, length)});
+    at += 8 + length + byte(6);
+  }
+  BOOST_TEST(at == bytes.size());
+  return records;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(head_and_a_large_body_arrive_whole_in_records_of_at_most_65535_bytes) {
+  const std::string head = "Status: 200 OK\r\nContent-Length: 150000\r\n\r\n";
+  std::string body(150000, '\0');
+  for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + i % 26);
+  const auto records = written(head, body, 258);
+  BOOST_TEST_REQUIRE(records.size() == 4u);  // the head, then 65535 + 65535 + 18930
+  std::string content;
+  for (const auto& r : records) {
+    BOOST_TEST(r.version == 1);
+    BOOST_TEST(r.type == 6);  // FCGI_STDOUT
+    BOOST_TEST(r.request_id == 258);
+    BOOST_TEST(!r.content.empty());  // an empty one would end the stream early
+    BOOST_TEST(r.content.size() <= 65535u);
+    content += r.content;
+  }
+  BOOST_TEST(records[0].content == head);
+  BOOST_TEST(content == head + body);
+}
+
+BOOST_AUTO_TEST_CASE(an_empty_body_sends_the_head_alone) {
+  const auto records = written("Status: 304 Not Modified\r\n\r\n", "", 1);
+  BOOST_TEST_REQUIRE(records.size() == 1u);
+  BOOST_TEST(records[0].content == "Status: 304 Not Modified\r\n\r\n");
+}
+
+BOOST_AUTO_TEST_CASE(a_closed_connection_is_reported) {
+  int fd[2];
+  BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+  ::close(fd[1]);
+  ::signal(SIGPIPE, SIG_IGN);
+  BOOST_TEST(!connector::fcgi::write_stdout(fd[0], 1, "Status: 200 OK\r\n\r\n", "x"));
+  ::close(fd[0]);
+}
