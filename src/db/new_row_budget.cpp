@@ -1,33 +1,18 @@
 #include "db/new_row_budget.h"
 
-#include <sys/mman.h>
-
-#include <new>
-
 #include "metrics/scoreboard.h"
+#include "util/process_shared.h"
 
 namespace connector::db {
 namespace {
 
-NewRowWindow* current = nullptr;
+util::ProcessShared<NewRowWindow> shared_window;
 
 }  // namespace
 
-NewRowWindow& new_row_window() {
-  if (current == nullptr) {
-    static NewRowWindow private_window;
-    current = &private_window;
-  }
-  return *current;
-}
+NewRowWindow& new_row_window() { return shared_window.get(); }
 
-NewRowWindow& create_shared_new_row_window() {
-  void* memory = ::mmap(nullptr, sizeof(NewRowWindow), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) throw std::runtime_error("cannot map the shared new-row window");
-  current = new (memory) NewRowWindow();
-  return *current;
-}
+NewRowWindow& create_shared_new_row_window() { return shared_window.create_shared(); }
 
 void NewRowBudget::take(std::chrono::system_clock::time_point now) {
   if (per_minute_ == 0) return;

@@ -1,15 +1,14 @@
 #include "metrics/scoreboard.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <new>
 #include <stdexcept>
+
+#include "util/process_shared.h"
 
 namespace connector::metrics {
 namespace {
 
-Scoreboard* current = nullptr;
+util::ProcessShared<Scoreboard> shared_scoreboard;
 
 std::size_t status_index(int status) {
   const auto it = std::find(kStatusCodes.begin(), kStatusCodes.end() - 1, status);
@@ -54,21 +53,9 @@ void Scoreboard::record(std::size_t endpoint, int status, std::uint64_t duration
   if (slow) slow_requests.fetch_add(1, relaxed);
 }
 
-Scoreboard& scoreboard() {
-  if (current == nullptr) {
-    static Scoreboard private_scoreboard;
-    current = &private_scoreboard;
-  }
-  return *current;
-}
+Scoreboard& scoreboard() { return shared_scoreboard.get(); }
 
-Scoreboard& create_shared_scoreboard() {
-  void* memory = ::mmap(nullptr, sizeof(Scoreboard), PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) throw std::runtime_error("cannot map the shared scoreboard");
-  current = new (memory) Scoreboard();
-  return *current;
-}
+Scoreboard& create_shared_scoreboard() { return shared_scoreboard.create_shared(); }
 
 }  // namespace connector::metrics
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
