@@ -3,7 +3,6 @@
 #include <fcgiapp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -16,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include "api/router.h"
 #include "db/database.h"
@@ -92,9 +92,9 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
       refresher_(config, reference_, supply_, breakers_),
-      prober_(config, breakers_) {
-  if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
-}
+      prober_(config, breakers_),
+      kept_(read_timeout_),
+      epoll_fd_(make_epoll()) {}
 
 WorkerPool::~WorkerPool() {
   request_stop();
@@ -102,6 +102,7 @@ WorkerPool::~WorkerPool() {
   read_deadlines_.stop();
   refresher_.stop();
   prober_.stop();
+  ::close(epoll_fd_);
   ::close(stop_fd_);
 }
 
@@ -126,10 +127,11 @@ void WorkerPool::join() {
   threads_.clear();
 }
 
-bool WorkerPool::wait_for_connection(int epoll_fd) {
+int WorkerPool::wait_for_work() {
   epoll_event event{};
   while (!stopping_) {
-    const int ready = ::epoll_wait(epoll_fd, &event, 1, -1);
+    const int ready = ::epoll_wait(epoll_fd_, &event, 1, kept_.wait_ms());
+    kept_.close_idle();
     if (ready < 0) {
       if (errno == EINTR) continue;
       util::log_warning("epoll_wait failed; retrying");
@@ -137,13 +139,22 @@ bool WorkerPool::wait_for_connection(int epoll_fd) {
       continue;
     }
     if (ready == 0) continue;
-    if (event.data.fd == stop_fd_) return false;
-    if (event.events & EPOLLIN) return true;
+    if (event.data.fd == kept_.fd()) {
+      const int fd = kept_.take_ready(0);
+      if (fd >= 0) return fd;
+      continue;  // another thread took it first
+    }
+    if (event.data.fd == stop_fd_) return -1;
+    if (event.events & EPOLLIN) {
+      const int fd = accept_connection();
+      if (fd >= 0) return fd;
+      continue;
+    }
     // EPOLLERR/EPOLLHUP on the listening socket: never spin on a broken socket.
     util::log_warning("the listening socket reports an error; retrying");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return false;
+  return -1;
 }
 
 int WorkerPool::accept_connection() {
@@ -181,28 +192,11 @@ int WorkerPool::accept_connection() {
   return fd;
 }
 
-// A connection nginx keeps open pins this thread while it waits: past fcgi_read_timeout_ms
-// without a request it is closed, and nginx opens a new one when it needs one.
-WorkerPool::Next WorkerPool::wait_for_next_request(int connection_fd) {
-  pollfd fds[2] = {{connection_fd, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-  const auto deadline = Clock::now() + read_timeout_;
-  while (!stopping_) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return Next::kIdle;
-    const int ready = ::poll(fds, 2, static_cast<int>(left.count()));
-    if (ready < 0 && errno != EINTR) return Next::kIdle;  // give the connection up
-    if (ready <= 0) continue;
-    if (fds[1].revents != 0) return Next::kStop;
-    if (fds[0].revents != 0) return Next::kRequest;  // data, or the close FCGX_Accept_r notices
-  }
-  return Next::kStop;
-}
-
-// Each thread waits in its own epoll set holding the shared listening socket with
-// EPOLLEXCLUSIVE, so a new connection wakes one waiting thread, not all of them (a plain poll()
-// by every thread would wake the whole pool for each request), and the stop eventfd, which wakes
-// them all.
+// One epoll set per process: the shared listening socket with EPOLLEXCLUSIVE (a new connection
+// wakes one waiting thread of one process, not the whole pool), the stop eventfd, which wakes
+// them all, and the set of kept connections parked between their requests.
 int WorkerPool::make_epoll() const {
+  if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
   const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd < 0) throw std::runtime_error("epoll_create1 failed");
   epoll_event listen_event{};
@@ -211,8 +205,12 @@ int WorkerPool::make_epoll() const {
   epoll_event stop_event{};
   stop_event.events = EPOLLIN;
   stop_event.data.fd = stop_fd_;
+  epoll_event kept_event{};
+  kept_event.events = EPOLLIN;
+  kept_event.data.fd = kept_.fd();
   if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0) {
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0 ||
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.fd(), &kept_event) != 0) {
     ::close(epoll_fd);
     throw std::runtime_error("epoll_ctl failed");
   }
@@ -241,34 +239,35 @@ void WorkerPool::serve(unsigned slot) {
   api::Router router({history, accounts, readiness, reference_, supply_});
   auto& board = metrics::scoreboard();
   const int pid = static_cast<int>(::getpid());
-  const int epoll_fd = make_epoll();
   FCGX_Request request;
   // libfcgi gets no listening socket (-1): this loop accepts every connection (with the
-  // FCGI_WEB_SERVER_ADDRS check and timeouts) and hands it over open in request.ipcFd, which
-  // FCGX_Accept_r then reads the request from. When that read fails (the peer closed, timed
-  // out, or broke the protocol), FCGX_Accept_r closes the connection and tries to accept a new
-  // one on -1, which fails at once (EBADF): it returns < 0 without blocking or spinning, and
-  // libfcgi never accepts a connection itself.
+  // FCGI_WEB_SERVER_ADDRS check and timeouts), or takes a kept one whose next request arrived,
+  // and hands it over open in request.ipcFd, which FCGX_Accept_r then reads the request from.
+  // When that read fails (the peer closed, timed out, or broke the protocol), FCGX_Accept_r
+  // closes the connection and tries to accept a new one on -1, which fails at once (EBADF): it
+  // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
   FCGX_InitRequest(&request, -1, 0);
+  // Once stopping, one thread drains the kept connections (kept_connections.h); the others end.
+  bool draining = false;
   for (;;) {
-    if (request.ipcFd >= 0) {
-      // A connection nginx keeps open (fastcgi_keep_conn) carries the next request itself.
-      // The wait includes the stop signal, so a drain never hangs on an idle kept connection.
-      const Next next = wait_for_next_request(request.ipcFd);
-      if (next == Next::kStop) break;
-      if (next == Next::kIdle) {
-        FCGX_Free(&request, /*close=*/1);
+    int fd = -1;
+    if (draining) {
+      if (kept_.empty()) break;
+      fd = kept_.take_ready(kept_.wait_ms());
+      kept_.close_idle();
+      if (fd < 0) continue;
+    } else {
+      fd = wait_for_work();
+      if (fd < 0) {  // stopping
+        if (!kept_.begin_drain()) break;
+        draining = true;
         continue;
       }
-    } else {
-      if (!wait_for_connection(epoll_fd)) break;
-      const int fd = accept_connection();
-      if (fd < 0) continue;
-      request.ipcFd = fd;
-      // FCGX_Accept_r starts by finishing the previous request, which closes the connection
-      // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
-      request.keepConnection = 1;
     }
+    request.ipcFd = fd;
+    // FCGX_Accept_r starts by finishing the previous request, which closes the connection
+    // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
+    request.keepConnection = 1;
     if (!read_deadlines_.reading(slot, request.ipcFd)) {
       FCGX_Free(&request, /*close=*/1);  // no bound on its read possible: not served
       continue;
@@ -297,6 +296,10 @@ void WorkerPool::serve(unsigned slot) {
     });
     write_stdout(request.ipcFd, request.requestId, response.head, response.body);
     FCGX_Finish_r(&request);
+    if (request.ipcFd >= 0) {  // kept open (FCGI_KEEP_CONN): parked until its next request
+      kept_.park(request.ipcFd);
+      request.ipcFd = -1;
+    }
 
     const auto duration_us = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
@@ -319,8 +322,7 @@ void WorkerPool::serve(unsigned slot) {
     }
     count_request();
   }
-  FCGX_Free(&request, /*close=*/1);  // also closes a connection nginx kept open
-  ::close(epoll_fd);
+  FCGX_Free(&request, /*close=*/1);
 }
 
 }  // namespace connector::fcgi

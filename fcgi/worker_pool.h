@@ -1,9 +1,10 @@
 #pragma once
-// The threads of one worker process. Each waits (epoll) on the shared listening socket together
-// with the process's stop signal, accepts, and answers through its own Router and database
-// connections; so stopping (drain) wakes every idle thread at once and lets busy ones finish
-// their request. The threads accept connections themselves and hand them to libfcgi open, so
-// that every one is checked against FCGI_WEB_SERVER_ADDRS and read within fcgi_read_timeout_ms.
+// The threads of one worker process. Each waits in the process's epoll set (the shared listening
+// socket, the kept connections, the stop signal), takes a connection, and answers through its
+// own Router and database connections; so stopping (drain) wakes every idle thread at once and
+// lets busy ones finish their request. The threads accept connections themselves and hand them to
+// libfcgi open, so that every one is checked against FCGI_WEB_SERVER_ADDRS and read within
+// fcgi_read_timeout_ms.
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "db/server_prober.h"
 #include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
+#include "kept_connections.h"
 #include "metrics/scoreboard.h"
 #include "net/web_server_addrs.h"
 #include "read_deadlines.h"
@@ -38,14 +40,11 @@ class WorkerPool {
   bool recycle_due() const { return recycle_due_; }
 
  private:
-  // What a kept connection did while its thread waited for its next request.
-  enum class Next { kRequest, kIdle, kStop };
-
   void serve(unsigned slot);
   int make_epoll() const;
-  bool wait_for_connection(int epoll_fd);  // false when stopping
-  int accept_connection();                 // an accepted, checked connection; -1 if none
-  Next wait_for_next_request(int connection_fd);
+  // A new connection, or a kept one whose next request arrived; -1 once stopping.
+  int wait_for_work();
+  int accept_connection();  // an accepted, checked connection; -1 if none
   void count_request();
 
   int listen_fd_;
@@ -62,6 +61,8 @@ class WorkerPool {
   db::CircuitBreakers breakers_;
   db::SnapshotRefresher refresher_;
   db::ServerProber prober_;
+  KeptConnections kept_;
+  const int epoll_fd_;  // shared by the threads: see make_epoll()
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};

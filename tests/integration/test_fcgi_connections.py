@@ -138,17 +138,35 @@ class ReadTimeout(unittest.TestCase):
             self.assertGreaterEqual(time.monotonic() - idle_since, TIMEOUT_S - 0.1)
         self.assertEqual(stack.get("/v1/networks").status, 200)
 
+    def test_idle_kept_connections_hold_no_thread(self):
+        # More kept connections than the pool has threads, all idle at once: each is parked in
+        # the process's epoll set, not held by a thread, so every one gets its second answer on
+        # the same connection (a pool that pinned a thread to each would leave the third one
+        # unread until the idle timeout closed the first).
+        socks = [connect(stack.fcgi_socket) for _ in range(THREADS + 3)]
+        try:
+            for n in (1, 2):
+                for sock in socks:
+                    sock.sendall(request_bytes(request_params("/healthz"), request_id=n,
+                                               keep_conn=True))
+                    status, _, body = fcgi_client.read_response(sock)
+                    self.assertEqual((status, json.loads(body)), (200, {"status": "ok"}))
+                # Every thread idle but the one answering /status, with all of them parked.
+                status = stack.get("/status").json()
+                self.assertEqual((status["active_threads"], status["idle_threads"]),
+                                 (1, THREADS - 1))
+        finally:
+            for sock in socks:
+                sock.close()
+
 
 class KeptConnectionsThroughNginx(unittest.TestCase):
     def test_nginx_serves_on_after_the_worker_closed_its_idle_kept_connections(self):
-        # nginx with fastcgi_keep_conn and an upstream keepalive (off as shipped).
-        os.environ["NGINX_CONNECTOR_KEEPALIVE"] = "2"
-        try:
-            kept = Stack(fixture=fixture.path, threads=THREADS,
-                         config={"processes": 1, "fcgi_read_timeout_ms": int(TIMEOUT_S * 1000)})
-        finally:
-            del os.environ["NGINX_CONNECTOR_KEEPALIVE"]
-        with kept:
+        # nginx with fastcgi_keep_conn and an upstream keepalive, as shipped; its
+        # keepalive_timeout (4 s) is longer than this worker's idle limit, so the worker closes
+        # first and nginx must notice.
+        with Stack(fixture=fixture.path, threads=THREADS,
+                   config={"processes": 1, "fcgi_read_timeout_ms": int(TIMEOUT_S * 1000)}) as kept:
             self.assertIn("fastcgi_keep_conn on;",
                           (kept.nginx_prefix / "snippets" / "connector-v1.conf").read_text())
             first = [kept.get(f"/v1/history?page_size=1&n={i}").status for i in range(10)]

@@ -211,13 +211,8 @@ class WorkerPool(unittest.TestCase):
 
 class KeptConnections(unittest.TestCase):
     def test_connections_nginx_keeps_open_are_served_and_drained(self):
-        # nginx with fastcgi_keep_conn and an upstream keepalive (off as shipped).
-        os.environ["NGINX_CONNECTOR_KEEPALIVE"] = "2"
-        try:
-            stack = Stack(fixture=fixture.path, threads=2, config={"processes": 1})
-        finally:
-            del os.environ["NGINX_CONNECTOR_KEEPALIVE"]
-        with stack:
+        # nginx with fastcgi_keep_conn and an upstream keepalive, as shipped.
+        with Stack(fixture=fixture.path, threads=2, config={"processes": 1}) as stack:
             statuses = [stack.get(f"/v1/history?page_size=1&n={i}").status for i in range(30)]
             self.assertEqual(statuses, [200] * 30)
             self.assertIn("fastcgi_keep_conn on;",
@@ -234,7 +229,9 @@ class Recycling(unittest.TestCase):
             statuses = [stack.get(f"/v1/history?page_size=1&n={i}").status for i in range(23)]
             self.assertEqual(statuses, [200] * 23)
             status = stack.get("/status").json()
-            self.assertGreaterEqual(status["process_recycles"], 4)
+            # A retiring process also answers the requests nginx sends on the connections it
+            # keeps to it (one per nginx worker process here) before closing them: 5 to 7 each.
+            self.assertGreaterEqual(status["process_recycles"], 3)
             self.assertEqual(status["process_crashes"], 0)
             self.assertEqual(status["processes"], 1)
 
