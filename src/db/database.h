@@ -84,8 +84,8 @@ class Database {
   using Clock = std::chrono::steady_clock;
 
   // At most this many prepared statements per connection: the least recently used one is
-  // closed to make room. The worker's stores use a fixed set smaller than this (134 at most,
-  // 126 of them history shapes: db/history_statements.h), so the bound only guards against a
+  // closed to make room. The worker's stores use a fixed set smaller than this (170 at most,
+  // 162 of them history shapes: db/history_statements.h), so the bound only guards against a
   // statement text that would ever be built from input.
   static constexpr std::size_t kMaxStatements = 192;
 

@@ -36,7 +36,7 @@ BUDGET_MS = 2500
 # The fixed statement set of one connection: 126 history statements (db/history_statements.h,
 # checked by the unit test test_history_statements), 4 reference tables, the supply, the
 # readiness probe and the account's 2.
-STATEMENTS_PER_CONNECTION = 126 + 4 + 1 + 1 + 2
+STATEMENTS_PER_CONNECTION = 162 + 4 + 1 + 1 + 2
 STOPPED_SECONDS = 8
 FILTERS = ("source_deposit_address", "source_sender", "source_blockchain", "source_asset_id",
            "source_tx_hash", "destination_address", "destination_blockchain",

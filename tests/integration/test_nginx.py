@@ -140,8 +140,9 @@ class ShippedFiles(unittest.TestCase):
             (tmp / "conf.d").mkdir()
             (tmp / "snippets").mkdir()
             http = (NGINX / "connector-http.conf").read_text()
-            # Listed twice: nginx retries a dead worker's requests only on "another" server.
-            self.assertEqual(http.count(PROD_SOCKET), 2)
+            # Listed four times: nginx retries a dead worker's requests only on "another"
+            # server, and a kept connection closed under a request uses up one too.
+            self.assertEqual(http.count(PROD_SOCKET), 4)
             self.assertEqual(http.count(PROD_CACHE), 1)
             (tmp / "conf.d" / "connector-http.conf").write_text(
                 http.replace(PROD_SOCKET, f"unix:{tmp}/fcgi.sock")
