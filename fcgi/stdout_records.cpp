@@ -11,15 +11,16 @@
 namespace connector::fcgi {
 namespace {
 
-constexpr unsigned char kVersion = 1;  // FCGI_VERSION_1
-constexpr unsigned char kStdout = 6;   // FCGI_STDOUT
+constexpr unsigned char kVersion = 1;     // FCGI_VERSION_1
+constexpr unsigned char kEndRequest = 3;  // FCGI_END_REQUEST
+constexpr unsigned char kStdout = 6;      // FCGI_STDOUT
 constexpr std::size_t kMaxContent = 65535;
 
 using Header = std::array<unsigned char, 8>;
 
-Header header(int request_id, std::size_t length) {
+Header header(unsigned char type, int request_id, std::size_t length) {
   return {kVersion,
-          kStdout,
+          type,
           static_cast<unsigned char>((request_id >> 8) & 0xFF),
           static_cast<unsigned char>(request_id & 0xFF),
           static_cast<unsigned char>((length >> 8) & 0xFF),
@@ -49,9 +50,12 @@ bool write_all(int fd, std::vector<iovec>& iov) {
 
 }  // namespace
 
-bool write_stdout(int fd, int request_id, std::string_view head, std::string_view body) {
+bool write_response(int fd, int request_id, std::string_view head, std::string_view body) {
+  // The end of the request: an empty STDOUT record, then FCGI_END_REQUEST with its 8-byte body
+  // (application status 0, protocol status FCGI_REQUEST_COMPLETE, 3 reserved bytes).
+  static constexpr std::array<unsigned char, 8> kEndBody{};
   std::vector<Header> headers;
-  headers.reserve(2 + (head.size() + body.size()) / kMaxContent);
+  headers.reserve(4 + (head.size() + body.size()) / kMaxContent);
   std::vector<iovec> iov;
   iov.reserve(2 * headers.capacity());
   // Headers first (their addresses must not move once taken), then the iovecs.
@@ -59,15 +63,20 @@ bool write_stdout(int fd, int request_id, std::string_view head, std::string_vie
   for (std::string_view part : {head, body}) {
     while (!part.empty()) {
       const std::size_t length = std::min(part.size(), kMaxContent);
-      headers.push_back(header(request_id, length));
+      headers.push_back(header(kStdout, request_id, length));
       contents.push_back(part.substr(0, length));
       part.remove_prefix(length);
     }
   }
-  for (std::size_t i = 0; i < headers.size(); ++i) {
+  headers.push_back(header(kStdout, request_id, 0));
+  headers.push_back(header(kEndRequest, request_id, kEndBody.size()));
+  for (std::size_t i = 0; i < contents.size(); ++i) {
     iov.push_back({headers[i].data(), headers[i].size()});
     iov.push_back({const_cast<char*>(contents[i].data()), contents[i].size()});
   }
+  iov.push_back({headers[contents.size()].data(), headers[contents.size()].size()});
+  iov.push_back({headers[contents.size() + 1].data(), headers[contents.size() + 1].size()});
+  iov.push_back({const_cast<unsigned char*>(kEndBody.data()), kEndBody.size()});
   return write_all(fd, iov);
 }
 

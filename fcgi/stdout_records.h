@@ -1,17 +1,17 @@
 #pragma once
-// A response written as FastCGI STDOUT records in one writev(). libfcgi's stream copies what it
+// A whole response written as FastCGI records in one writev(). libfcgi's stream copies what it
 // is given through an 8 KB buffer and writes every 8 KB separately: a 27 KB history page was 4
-// system calls, each waking nginx (docs/BENCHMARKS.md, profile). Here the head and the body go
-// out as records of up to 65,535 bytes each, straight from their buffers. FCGX_Finish_r still
-// ends the request: it closes the (empty) stream, which sends the empty STDOUT record that ends
-// the output, and then FCGI_END_REQUEST.
+// system calls, each waking nginx (docs/BENCHMARKS.md, profile), and its FCGX_Finish_r then
+// wrote the end of the request in one more. Here the head and the body go out as STDOUT records
+// of up to 65,535 bytes each, straight from their buffers, followed by the empty STDOUT record
+// that ends the output and FCGI_END_REQUEST (request complete, status 0): nginx wakes once.
 #include <string_view>
 
 namespace connector::fcgi {
 
-// Writes head then body on fd as STDOUT records of request_id. False when the connection
-// failed or stayed blocked past its send timeout (SO_SNDTIMEO); the caller then ends the
-// request as usual and libfcgi gives the connection up.
-bool write_stdout(int fd, int request_id, std::string_view head, std::string_view body);
+// Writes head then body on fd as STDOUT records of request_id, then the records that end the
+// request. False when the connection failed or stayed blocked past its send timeout
+// (SO_SNDTIMEO): the caller then closes the connection.
+bool write_response(int fd, int request_id, std::string_view head, std::string_view body);
 
 }  // namespace connector::fcgi

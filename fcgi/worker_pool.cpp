@@ -69,6 +69,16 @@ void set_send_timeout(int fd, std::chrono::milliseconds timeout) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 }
 
+// The response and the records that end the request went out in write_response(): libfcgi's
+// output streams are marked closed (fields of FCGX_Stream, public in fcgiapp.h), so that
+// FCGX_Finish_r does not write the end records again.
+void mark_written(FCGX_Request& request) {
+  for (FCGX_Stream* stream : {request.out, request.err}) {
+    stream->isClosed = 1;
+    stream->wasFCloseCalled = 1;
+  }
+}
+
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
   const std::uint32_t now = board.active_threads();
@@ -294,7 +304,10 @@ void WorkerPool::serve(unsigned slot) {
         .request_id = param(request, "REQUEST_ID"),
         .deadline = deadline,
     });
-    write_stdout(request.ipcFd, request.requestId, response.head, response.body);
+    if (!write_response(request.ipcFd, request.requestId, response.head, response.body)) {
+      request.keepConnection = 0;  // broken: FCGX_Finish_r closes it
+    }
+    mark_written(request);
     FCGX_Finish_r(&request);
     if (request.ipcFd >= 0) {  // kept open (FCGI_KEEP_CONN): parked until its next request
       kept_.park(request.ipcFd);

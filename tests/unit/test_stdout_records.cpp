@@ -1,4 +1,4 @@
-// fcgi::write_stdout: a response as FastCGI STDOUT records, read back from a socket pair.
+// fcgi::write_response: a response as FastCGI records, read back from a socket pair.
 #define BOOST_TEST_MODULE stdout_records
 #include <signal.h>
 #include <sys/socket.h>
@@ -18,13 +18,29 @@ struct Record {
   std::string content;
 };
 
+// The two records that end every response: an empty STDOUT record, then FCGI_END_REQUEST
+// (application status 0, FCGI_REQUEST_COMPLETE). Checked and removed; the STDOUT records before
+// them are returned.
+std::vector<Record> without_end(std::vector<Record> records, int request_id) {
+  BOOST_TEST_REQUIRE(records.size() >= 2u);
+  const Record end = records.back();
+  records.pop_back();
+  const Record empty = records.back();
+  records.pop_back();
+  BOOST_TEST((empty.version == 1 && empty.type == 6 && empty.request_id == request_id));
+  BOOST_TEST(empty.content.empty());
+  BOOST_TEST((end.version == 1 && end.type == 3 && end.request_id == request_id));
+  BOOST_TEST(end.content == std::string(8, '\0'));
+  return records;
+}
+
 // Everything written on fd[0] until it is closed, read on fd[1], cut into records.
 std::vector<Record> written(std::string_view head, std::string_view body, int request_id) {
   int fd[2];
   BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
   bool ok = false;
   std::thread writer([&] {
-    ok = connector::fcgi::write_stdout(fd[0], request_id, head, body);
+    ok = connector::fcgi::write_response(fd[0], request_id, head, body);
     ::close(fd[0]);
   });
   std::string bytes;
@@ -52,7 +68,7 @@ BOOST_AUTO_TEST_CASE(head_and_a_large_body_arrive_whole_in_records_of_at_most_65
   const std::string head = "Status: 200 OK\r\nContent-Length: 150000\r\n\r\n";
   std::string body(150000, '\0');
   for (std::size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>('a' + i % 26);
-  const auto records = written(head, body, 258);
+  const auto records = without_end(written(head, body, 258), 258);
   BOOST_TEST_REQUIRE(records.size() == 4u);  // the head, then 65535 + 65535 + 18930
   std::string content;
   for (const auto& r : records) {
@@ -68,7 +84,7 @@ BOOST_AUTO_TEST_CASE(head_and_a_large_body_arrive_whole_in_records_of_at_most_65
 }
 
 BOOST_AUTO_TEST_CASE(an_empty_body_sends_the_head_alone) {
-  const auto records = written("Status: 304 Not Modified\r\n\r\n", "", 1);
+  const auto records = without_end(written("Status: 304 Not Modified\r\n\r\n", "", 1), 1);
   BOOST_TEST_REQUIRE(records.size() == 1u);
   BOOST_TEST(records[0].content == "Status: 304 Not Modified\r\n\r\n");
 }
@@ -78,6 +94,6 @@ BOOST_AUTO_TEST_CASE(a_closed_connection_is_reported) {
   BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
   ::close(fd[1]);
   ::signal(SIGPIPE, SIG_IGN);
-  BOOST_TEST(!connector::fcgi::write_stdout(fd[0], 1, "Status: 200 OK\r\n\r\n", "x"));
+  BOOST_TEST(!connector::fcgi::write_response(fd[0], 1, "Status: 200 OK\r\n\r\n", "x"));
   ::close(fd[0]);
 }
