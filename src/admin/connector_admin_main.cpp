@@ -18,6 +18,7 @@
 #include "admin/progress.h"
 #include "admin/sample_data.h"
 #include "config/config.h"
+#include "config/keys.h"
 #include "db/database.h"
 #include "db/reference_store.h"
 #include "util/log.h"
@@ -118,6 +119,15 @@ int sample_command(const Invocation& call) {
   return 0;
 }
 
+int config_docs_command(const Invocation& call) {
+  try {
+    std::cout << config::config_document(call.positional[0]);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  return 0;
+}
+
 constexpr std::string_view kSampleOptions[] = {"--history", "--seed"};
 constexpr std::string_view kGenHistoryOptions[] = {"--seed", "--recipients"};
 
@@ -141,6 +151,14 @@ const Command kCommands[] = {
      "rebuilds the history counters. Run it on an otherwise idle database. R: distinct\n"
      "recipients (default N/8). Shows rows done, rate and time left on a terminal.",
      kGenHistoryOptions, 1, gen_history_command},
+    {"config-docs",
+     "config-docs example|readme|operations",
+     "Prints a document generated from the table of config keys (src/config/keys.cpp): the\n"
+     "example config file, or the markdown table of README.md or of docs/operations.md.\n"
+     "scripts/config-docs writes them into place.",
+     {},
+     1,
+     config_docs_command},
 };
 
 const Command* find_command(std::string_view name) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/test/unit_test.hpp>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/keys.h"
 
 using namespace connector::config;
 
@@ -78,7 +80,8 @@ const char* const kAllKeysFile =
     "shutdown_timeout_s = 9\n"
     "db_replicas = unix:/run/replica.sock, replica2:3308\n"
     "db_write_user = writer\n"
-    "db_write_password = w-secret\n";
+    "db_write_password = w-secret\n"
+    "db_failback_s = 45\n";
 
 }  // namespace
 
@@ -129,6 +132,32 @@ BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
   BOOST_TEST(c.db.replicas[1].describe() == "replica2:3308");
   BOOST_TEST(c.db.write_user == "writer");
   BOOST_TEST(c.db.write_password == "w-secret");
+  BOOST_TEST(c.db.failback_s == 45u);
+}
+
+BOOST_AUTO_TEST_CASE(the_key_table_covers_the_file_the_environment_and_describe) {
+  // kAllKeysFile sets every key of the table to a value other than its default, so a key added
+  // to the table without a line there fails here.
+  const Config all = parse(kAllKeysFile);
+  const Config defaults = parse("");
+  const std::string described = describe(all);
+  for (const auto& key : connector::config::keys()) {
+    BOOST_TEST_CONTEXT(key.name) {
+      const std::string value = connector::config::value_text(key, all);
+      BOOST_TEST(value != connector::config::value_text(key, defaults));
+      // The environment sets the same field to the same value.
+      std::string name = "CONNECTOR_";
+      for (char ch : key.name) name.push_back(static_cast<char>(std::toupper(ch)));
+      const Config from_env = parse("", {{name, value}});
+      BOOST_TEST(connector::config::value_text(key, from_env) == value);
+      const std::string shown = key.secret ? "(set)" : value;
+      const std::string pair = std::string(key.name) + "=" + shown;
+      const bool listed = described.starts_with(pair + " ") ||
+                          described.find(" " + pair + " ") != std::string::npos ||
+                          described.ends_with(" " + pair);
+      BOOST_TEST(listed);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(replica_lists_must_be_endpoints) {
@@ -338,19 +367,20 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "processes=5 threads=3 "
              "max_requests=1000 request_timeout_ms=1500 slow_request_ms=200 "
              "access_log=/var/log/connector/access.log shutdown_timeout_s=9 "
-             "reference_refresh_ms=250 new_accounts_per_minute=30 db=unix:/run/mysqld/mysqld.sock "
+             "reference_refresh_ms=250 new_accounts_per_minute=30 "
+             "db_socket=/run/mysqld/mysqld.sock db_host=db.internal db_port=3307 "
              "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
              "db_password=(set) db_write_user=writer db_write_password=(set) "
-             "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=30");
+             "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=45");
   BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(describe(parse("")) ==
              "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 "
              "fcgi_read_timeout_ms=5000 processes=2 "
              "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
-             "new_accounts_per_minute=300 db=127.0.0.1:3306 db_replicas=(none) db_name=connector "
-             "db_user=connector "
-             "db_password=(empty) db_write_user=connector db_write_password=(empty) "
+             "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
+             "db_replicas=(none) db_name=connector db_user=connector "
+             "db_password=(empty) db_write_user=(none) db_write_password=(empty) "
              "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
 }
 
