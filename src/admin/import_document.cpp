@@ -89,7 +89,7 @@ class Entry {
   }
 
   std::string address(const char* field, bool required = true) const {
-    const std::string raw = text(field, required);
+    std::string raw = text(field, required);
     if (raw.empty()) return raw;
     const auto parsed = chain::Address::parse(raw);
     if (!parsed) fail(field, "must be 0x followed by 40 hex digits");
@@ -107,7 +107,7 @@ class Entry {
 
   // Whole units -> base units of an asset with `decimals`.
   std::string amount(const char* field, int decimals, bool required = true) const {
-    const std::string raw = text(field, required);
+    std::string raw = text(field, required);
     if (raw.empty()) return raw;
     auto base = chain::parse_units(raw, decimals);
     if (!base) {
@@ -334,7 +334,7 @@ ConnectRow read_connect(const Entry& e, const Value& value, const MergedReferenc
 }
 
 std::string canonical_status(const Entry& e) {
-  const std::string raw = e.text("status");
+  std::string raw = e.text("status");
   for (std::string_view status : domain::kHistoryStatuses) {
     if (status == raw) return raw;
   }

@@ -97,7 +97,7 @@ Config parse_config(std::string_view text, const EnvLookup& env) {
     if (eq == std::string_view::npos) throw ConfigError(where + ": expected key = value");
     const std::string name(trim(content.substr(0, eq)));
     const Key* key = find_key(name);
-    if (key == nullptr) throw ConfigError(where + ": unknown key " + name);
+    if (key == nullptr) throw ConfigError((where + ": unknown key ").append(name));
     try {
       set(*key, config, std::string(trim(content.substr(eq + 1))));
     } catch (const ConfigError& e) {

@@ -193,8 +193,7 @@ HistoryStatement page_of(const AccessPath& path, const HistoryFilter* filter,
     HistoryStatement total = count_of(path, filter, residuals);
     s.params = std::move(total.params);
     s.sql = "SELECT " + record_select_list() + ", (" + total.sql + ") FROM history h" +
-            forced(path.index) +
-            where_clause(path, filter, s.params, index_conditions(residuals)) +
+            forced(path.index) + where_clause(path, filter, s.params, index_conditions(residuals)) +
             order_by(order, "h.id");
     return s;
   }

@@ -80,10 +80,10 @@ QueryParams QueryParams::parse(std::string_view raw, std::span<const std::string
     raw = amp == std::string_view::npos ? std::string_view{} : raw.substr(amp + 1);
     if (item.empty()) continue;  // "a=1&&b=2"
     const std::size_t eq = item.find('=');
-    const auto name = decode_component(item.substr(0, eq));
+    auto name = decode_component(item.substr(0, eq));
     // An unknown name, or one that does not even decode, is ignored whatever its value.
     if (!name || std::find(known.begin(), known.end(), *name) == known.end()) continue;
-    const auto value =
+    auto value =
         decode_component(eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1));
     if (!value) {
       throw invalid_parameter(*name, *name +
