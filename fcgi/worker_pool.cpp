@@ -323,7 +323,7 @@ void WorkerPool::serve(unsigned slot) {
     const util::AccessRecord record{unix_ms(),
                                     response.request_id,
                                     method,
-                                    metrics::kEndpointLabels[response.endpoint_index],
+                                    api::kEndpointLabels[response.endpoint_index],
                                     response.status,
                                     duration_us,
                                     response.body.size(),

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <memory>
 
+#include "api/router.h"
 #include "metrics/exposition.h"
 
 namespace connector::api {
@@ -28,7 +29,7 @@ std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
 }
 
 std::string_view prometheus_metrics(Services&, rapidjson::StringBuffer& out) {
-  metrics::write_prometheus(metrics::scoreboard(), out);
+  metrics::write_prometheus(metrics::scoreboard(), kEndpointLabels, out);
   return "text/plain; version=0.0.4; charset=utf-8";
 }
 

@@ -73,7 +73,7 @@ void add_header(std::string& head, std::string_view name, std::string_view value
 
 struct Router::Outcome {
   int status = 200;
-  std::size_t endpoint_index = metrics::kUnknownEndpoint;
+  std::size_t endpoint_index = kUnknownEndpoint;
   std::string cache_control{kNoStore};
   std::string_view content_type = kContentType;
   std::string extra_headers;
@@ -99,7 +99,7 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
   const Route* api = find_in(kRoutes, request.path);
   const OpsRoute* ops = api ? nullptr : find_in(kOpsRoutes, request.path);
   if (api) outcome.endpoint_index = static_cast<std::size_t>(api - kRoutes);
-  if (ops) outcome.endpoint_index = metrics::kOpsEndpoint;
+  if (ops) outcome.endpoint_index = kOpsEndpoint;
   body_.Clear();
   try {
     if (!api && !ops) throw_not_found();

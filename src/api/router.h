@@ -4,6 +4,7 @@
 // Knows HTTP as CGI variables, not FastCGI: the worker in fcgi/ feeds it.
 #include <rapidjson/stringbuffer.h>
 
+#include <array>
 #include <chrono>
 #include <span>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "api/endpoints.h"
 #include "api/ops.h"
+#include "metrics/scoreboard.h"
 
 namespace connector::api {
 
@@ -65,6 +67,20 @@ inline constexpr Route kRoutes[] = {
     {"/v1/history/hash", history_by_hash, kHistoryHashParams},
     {"/v1/ab", chain_supply, {}},
 };
+
+// The metrics' label of each endpoint slot: the routes' paths, in kRoutes' order (a response's
+// endpoint_index), then the operations paths and anything unknown.
+inline constexpr std::size_t kOpsEndpoint = std::size(kRoutes);
+inline constexpr std::size_t kUnknownEndpoint = kOpsEndpoint + 1;
+inline constexpr auto kEndpointLabels = [] {
+  std::array<std::string_view, std::size(kRoutes) + 2> labels{};
+  for (std::size_t i = 0; i < std::size(kRoutes); ++i) labels[i] = kRoutes[i].path;
+  labels[kOpsEndpoint] = "ops";
+  labels[kUnknownEndpoint] = "unknown";
+  return labels;
+}();
+static_assert(kEndpointLabels.size() == metrics::kEndpointSlots,
+              "metrics::kEndpointSlots must be the number of routes + 2");
 
 // One per worker thread: it reuses its body buffer from request to request.
 class Router {

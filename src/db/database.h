@@ -138,7 +138,8 @@ class Database {
   // The request's deadline for all its database work (Clock::time_point::max(): none).
   void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
 
-  // Explicit transactions: one read snapshot, and the admin tool's all-or-nothing import.
+  // Explicit transactions: a history page's count and rows read in one snapshot
+  // (db/history_store.cpp), and the admin tool's all-or-nothing import and bulk writes.
   void begin();
   void commit();
   void rollback() noexcept;

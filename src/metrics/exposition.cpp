@@ -48,8 +48,8 @@ void single(rapidjson::StringBuffer& out, std::string_view name, std::string_vie
   sample(out, name, {}, value);
 }
 
-std::string endpoint_label(std::size_t endpoint) {
-  return "endpoint=\"" + std::string(kEndpointLabels[endpoint]) + "\"";
+std::string endpoint_label(EndpointLabels labels, std::size_t endpoint) {
+  return "endpoint=\"" + std::string(labels[endpoint]) + "\"";
 }
 
 // Microseconds as seconds with six decimals, exactly (no floating point).
@@ -58,42 +58,42 @@ std::string seconds(std::uint64_t us) {
   return std::to_string(us / 1000000) + "." + fraction;
 }
 
-void write_requests(const Scoreboard& b, rapidjson::StringBuffer& out) {
+void write_requests(const Scoreboard& b, EndpointLabels labels, rapidjson::StringBuffer& out) {
   header(out, "connector_requests_total", "counter", "Requests answered, by endpoint and status.");
-  for (std::size_t e = 0; e < kEndpointLabels.size(); ++e) {
+  for (std::size_t e = 0; e < kEndpointSlots; ++e) {
     for (std::size_t s = 0; s < kStatusCodes.size(); ++s) {
       const auto count = b.requests[e][s].load(std::memory_order_relaxed);
       if (count == 0) continue;
       const std::string status = kStatusCodes[s] == 0 ? "other" : std::to_string(kStatusCodes[s]);
-      sample(out, "connector_requests_total", endpoint_label(e) + ",status=\"" + status + "\"",
-             count);
+      sample(out, "connector_requests_total",
+             endpoint_label(labels, e) + ",status=\"" + status + "\"", count);
     }
   }
 }
 
-void write_latency(const Scoreboard& b, rapidjson::StringBuffer& out) {
+void write_latency(const Scoreboard& b, EndpointLabels labels, rapidjson::StringBuffer& out) {
   constexpr std::string_view name = "connector_request_duration_seconds";
   header(out, name, "histogram", "Time from accept to the last byte written, by endpoint.");
-  for (std::size_t e = 0; e < kEndpointLabels.size(); ++e) {
+  for (std::size_t e = 0; e < kEndpointSlots; ++e) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i <= kLatencyBucketsUs.size(); ++i) {
       cumulative += b.latency[e][i].load(std::memory_order_relaxed);
       const std::string le = i < kLatencyBucketsUs.size() ? seconds(kLatencyBucketsUs[i]) : "+Inf";
-      sample(out, std::string(name) + "_bucket", endpoint_label(e) + ",le=\"" + le + "\"",
+      sample(out, std::string(name) + "_bucket", endpoint_label(labels, e) + ",le=\"" + le + "\"",
              cumulative);
     }
-    put(out, std::string(name) + "_sum{" + endpoint_label(e) + "} " +
+    put(out, std::string(name) + "_sum{" + endpoint_label(labels, e) + "} " +
                  seconds(b.latency_sum_us[e].load(std::memory_order_relaxed)) + "\n");
-    sample(out, std::string(name) + "_count", endpoint_label(e), cumulative);
+    sample(out, std::string(name) + "_count", endpoint_label(labels, e), cumulative);
   }
 }
 
 }  // namespace
 
-void write_prometheus(const Scoreboard& b, rapidjson::StringBuffer& out) {
+void write_prometheus(const Scoreboard& b, EndpointLabels labels, rapidjson::StringBuffer& out) {
   constexpr auto relaxed = std::memory_order_relaxed;
-  write_requests(b, out);
-  write_latency(b, out);
+  write_requests(b, labels, out);
+  write_latency(b, labels, out);
   single(out, "connector_slow_requests_total", "counter", "Requests slower than slow_request_ms.",
          b.slow_requests.load(relaxed));
   single(out, "connector_db_errors_total", "counter", "Failed database statements and connects.",
@@ -132,7 +132,7 @@ void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringB
   const std::uint32_t total = b.total_threads();
   const std::uint32_t active = std::min(total, b.active_threads());
   std::uint64_t not_modified = 0;
-  for (std::size_t e = 0; e < kEndpointLabels.size(); ++e) {
+  for (std::size_t e = 0; e < kEndpointSlots; ++e) {
     not_modified += b.requests[e][1].load(relaxed);  // kStatusCodes[1] is 304
   }
   const std::int64_t start = b.start_time_unix.load(relaxed);

@@ -4,13 +4,18 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 #include "metrics/scoreboard.h"
 
 namespace connector::metrics {
 
+// The label of each of the board's endpoint slots (kEndpointSlots of them).
+using EndpointLabels = std::span<const std::string_view, kEndpointSlots>;
+
 // Prometheus text exposition format 0.0.4.
-void write_prometheus(const Scoreboard& board, rapidjson::StringBuffer& out);
+void write_prometheus(const Scoreboard& board, EndpointLabels labels, rapidjson::StringBuffer& out);
 
 // JSON: pool, start time, accepted, active/idle/total threads, max active, slow requests...
 void write_status(const Scoreboard& board, std::int64_t now_unix, rapidjson::StringBuffer& out);

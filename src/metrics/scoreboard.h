@@ -10,13 +10,9 @@
 
 namespace connector::metrics {
 
-// Label values. The endpoint index is the route's index in api::kRoutes; two extra slots hold
-// the operations paths and anything unknown.
-inline constexpr std::array<std::string_view, 9> kEndpointLabels = {
-    "/v1/networks",     "/v1/connects", "/v1/pairs", "/v1/account", "/v1/history",
-    "/v1/history/hash", "/v1/ab",       "ops",       "unknown"};
-inline constexpr std::size_t kOpsEndpoint = 7;
-inline constexpr std::size_t kUnknownEndpoint = 8;
+// Counters per endpoint: the API's routes, the operations paths, anything unknown. Their labels
+// come from the route table (api::kEndpointLabels, which checks it has this many).
+inline constexpr std::size_t kEndpointSlots = 9;
 
 inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414, 500, 503, 0};
 // Upper bounds of the latency histogram, in microseconds (the last bucket is +Inf).
@@ -52,12 +48,11 @@ struct Scoreboard {
   std::atomic<std::uint32_t> configured_threads{0};
   std::atomic<std::uint32_t> max_requests{0};
 
-  std::array<std::array<std::atomic<std::uint64_t>, kStatusCodes.size()>, kEndpointLabels.size()>
+  std::array<std::array<std::atomic<std::uint64_t>, kStatusCodes.size()>, kEndpointSlots>
       requests{};
-  std::array<std::array<std::atomic<std::uint64_t>, kLatencyBucketsUs.size() + 1>,
-             kEndpointLabels.size()>
+  std::array<std::array<std::atomic<std::uint64_t>, kLatencyBucketsUs.size() + 1>, kEndpointSlots>
       latency{};
-  std::array<std::atomic<std::uint64_t>, kEndpointLabels.size()> latency_sum_us{};
+  std::array<std::atomic<std::uint64_t>, kEndpointSlots> latency_sum_us{};
 
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
 

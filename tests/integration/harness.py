@@ -1,6 +1,6 @@
 """Integration-test harness: the whole service stack in a fresh temporary directory.
 
-    with Stack(fixture="tests/integration/fixtures/basic.json") as stack:
+    with Stack(fixture="tests/fixtures/sample-60.json") as stack:
         r = stack.get("/v1/networks")
         assert r.status == 200 and r.json()["networks"]
 
