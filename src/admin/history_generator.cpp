@@ -74,12 +74,12 @@ const HistoryGenerator::Direction& HistoryGenerator::pick_direction() {
   return directions_.back();
 }
 
-std::string HistoryGenerator::pick_status() {
+domain::HistoryStatus HistoryGenerator::pick_status() {
   const auto draw = random_() % 10;
-  if (draw < 7) return "Confirmed";
-  if (draw < 8) return "Pending";
-  if (draw < 9) return "Deposit";
-  return "Error";
+  if (draw < 7) return domain::HistoryStatus::kConfirmed;
+  if (draw < 8) return domain::HistoryStatus::kPending;
+  if (draw < 9) return domain::HistoryStatus::kDeposit;
+  return domain::HistoryStatus::kError;
 }
 
 chain::Address HistoryGenerator::random_address() {
@@ -122,8 +122,9 @@ HistoryRow HistoryGenerator::next(std::uint64_t id) {
   r.source_sender = random_address().checksummed();
   r.destination_address = recipient.checksummed();
   r.status = pick_status();
-  const bool paid = r.status == "Confirmed";
-  const bool priced = r.status != "Deposit";  // the fee and payout are known once confirmed
+  const bool paid = r.status == domain::HistoryStatus::kConfirmed;
+  const bool priced =
+      r.status != domain::HistoryStatus::kDeposit;  // the fee and payout are known once confirmed
   const std::uint64_t source_block = 1'200'000 + id * 9 + random_() % 9;
   const std::uint64_t timestamp = 1'700'000'000 + id * 61;
   r.source_block_number = std::to_string(source_block);
@@ -141,7 +142,8 @@ HistoryRow HistoryGenerator::next(std::uint64_t id) {
     r.destination_amount =
         to_decimal(rescale(amount - fee, d.source->decimals, d.destination->decimals));
   }
-  if (r.status == "Error") r.status_message = "Payout reverted on the destination chain.";
+  if (r.status == domain::HistoryStatus::kError)
+    r.status_message = "Payout reverted on the destination chain.";
   r.hash = history_hash(d.source_chain->network, d.source_chain->chain_id, r.source_tx_hash,
                         r.source_tx_index);
   return r;

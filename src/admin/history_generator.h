@@ -32,7 +32,7 @@ class HistoryGenerator {
   };
 
   const Direction& pick_direction();
-  std::string pick_status();
+  domain::HistoryStatus pick_status();
   chain::Address random_address();
   std::string random_tx_hash();
 

@@ -30,7 +30,6 @@ constexpr std::array<KnownNetwork, 4> kKnownNetworks = {{
     {"UNITCoreTestnet", 26888, "MainBase", "unitcoretestnet"},
 }};
 constexpr std::array<std::string_view, 4> kAssetTypes = {"Coin", "ERC-20", "NRC-6", "BRC-20"};
-constexpr std::array<std::string_view, 4> kChainStatuses = {"OK", "STUCK", "OFFLINE", "SYNCING"};
 
 template <std::size_t N>
 bool one_of(const std::array<std::string_view, N>& values, std::string_view value) {
@@ -311,9 +310,9 @@ PairRow read_pair(const Entry& e, const MergedReference& ref) {
 ChainStatusRow read_chain_status(const Entry& e, const MergedReference& ref) {
   ChainStatusRow row;
   const auto& chain = chain_field(e, "slug", ref, &row.slug);
-  row.status = e.text("status");
-  if (!one_of(kChainStatuses, row.status))
-    e.fail("status", "must be OK, STUCK, OFFLINE or SYNCING");
+  const auto status = domain::chain_status(e.text("status"));
+  if (!status) e.fail("status", "must be OK, STUCK, OFFLINE or SYNCING");
+  row.status = *status;
   row.latest_height = e.integer("latest_height");
   int decimals = 18;
   for (const auto& asset : ref.data().assets) {
@@ -333,11 +332,8 @@ ConnectRow read_connect(const Entry& e, const Value& value, const MergedReferenc
   return {slug("bc1"), slug("bc2")};
 }
 
-std::string canonical_status(const Entry& e) {
-  std::string raw = e.text("status");
-  for (std::string_view status : domain::kHistoryStatuses) {
-    if (status == raw) return raw;
-  }
+domain::HistoryStatus canonical_status(const Entry& e) {
+  if (const auto status = domain::history_status(e.text("status"))) return *status;
   e.fail("status", "must be Deposit, Pending, Confirmed or Error");
 }
 

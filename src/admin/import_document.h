@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "domain/chain_status.h"
+#include "domain/history.h"
 #include "domain/reference_data.h"
 
 namespace connector::admin {
@@ -48,7 +50,8 @@ struct PairRow {
 };
 
 struct ChainStatusRow {
-  std::string slug, status;
+  std::string slug;
+  domain::ChainStatus status = domain::ChainStatus::kOk;
   std::uint64_t latest_height = 0;
   std::string supply;  // base units
 };
@@ -66,7 +69,8 @@ struct HistoryRow {
   std::uint64_t source_tx_index = 0;
   std::uint64_t source_asset_id = 0, destination_asset_id = 0;
   std::string source_amount, destination_amount, fee;
-  std::string status, status_message;
+  domain::HistoryStatus status = domain::HistoryStatus::kDeposit;
+  std::string status_message;
 };
 
 struct DepositAccountRow {

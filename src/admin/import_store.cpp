@@ -117,7 +117,7 @@ void write_chain_status(db::Database& db, const ImportBatch& batch, const ChainR
       "supply = VALUE(supply)");
   for (const auto& c : batch.chains) {
     stmt.setUInt(1, refs.at(c.slug));
-    stmt.setString(2, c.status);
+    stmt.setString(2, std::string(domain::status_name(c.status)));
     stmt.setUInt64(3, c.latest_height);
     stmt.setString(4, c.supply);
     stmt.executeUpdate();
@@ -194,7 +194,7 @@ int bind_history_row(PreparedStatement& stmt, int i, const HistoryRow& r, const 
   stmt.setString(i++, r.source_amount);
   set_nullable(stmt, i++, r.destination_amount);
   set_nullable(stmt, i++, r.fee);
-  stmt.setString(i++, r.status);
+  stmt.setString(i++, std::string(domain::status_name(r.status)));
   set_nullable(stmt, i++, r.status_message);
   return i;
 }

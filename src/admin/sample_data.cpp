@@ -209,7 +209,7 @@ void write_history_row(Writer& w, const HistoryRow& r) {
   member(w, "source_amount", units(r.source_amount, source_decimals));
   member(w, "destination_amount", units(r.destination_amount, destination_decimals));
   member(w, "fee", units(r.fee, source_decimals));
-  member(w, "status", r.status);
+  member(w, "status", std::string(domain::status_name(r.status)));
   if (!r.status_message.empty()) member(w, "status_message", r.status_message);
   w.EndObject();
 }

@@ -18,7 +18,7 @@ void write_chains(json::JsonWriter& out, const Chains& chains) {
     json::member(out, "network", c.network);
     json::member(out, "chain_id", c.chain_id);
     json::member(out, "base_chain", c.base_chain);
-    json::member(out, "status", c.status);
+    json::member(out, "status", domain::status_name(c.status));
     json::member(out, "latest_height", c.latest_height);
     json::member(out, "name", c.name);
     json::member(out, "symbol", c.symbol);

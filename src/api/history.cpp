@@ -59,12 +59,13 @@ HistoryQuery parse_query(const http::QueryParams& params, const domain::Referenc
   id("destination_asset_id", f.destination_asset_id);
   tx_hash("destination_tx_hash", f.destination_tx_hash);
   id("pair_id", f.pair_id);
-  if (auto v = params.get("status")) f.status = std::string(parse_status("status", *v));
+  if (auto v = params.get("status")) f.status = parse_status("status", *v);
 
   for (const auto& [param, wire_name] : kEchoedFilters) {
     const auto value = params.get(param);
-    q.echo.emplace_back(
-        wire_name, param == "status" && f.status ? *f.status : std::string(value.value_or("")));
+    q.echo.emplace_back(wire_name, param == "status" && f.status
+                                       ? std::string(domain::status_name(*f.status))
+                                       : std::string(value.value_or("")));
   }
   return q;
 }

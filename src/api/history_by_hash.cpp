@@ -20,8 +20,7 @@ CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
       reference_covering(services, services.reference.get(), std::span(&*record, 1));
   json::write_history_record(out, *record, *reference, /*with_status_message=*/true);
   // Confirmed and Error are final: the record will not change again.
-  const bool final = record->status == "Confirmed" || record->status == "Error";
-  return final ? kFinalRecordCacheControl : kHistoryCacheControl;
+  return domain::is_final(record->status) ? kFinalRecordCacheControl : kHistoryCacheControl;
 }
 
 }  // namespace connector::api

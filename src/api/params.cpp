@@ -80,9 +80,9 @@ const domain::Chain& parse_slug(std::string_view name, std::string_view value,
   throw invalid_parameter(n, n + " must be the slug of a chain of this service: " + known);
 }
 
-std::string_view parse_status(std::string_view name, std::string_view value) {
-  for (std::string_view status : domain::kHistoryStatuses) {
-    if (iequals(status, value)) return status;
+domain::HistoryStatus parse_status(std::string_view name, std::string_view value) {
+  for (std::size_t i = 0; i < std::size(domain::kHistoryStatuses); ++i) {
+    if (iequals(domain::kHistoryStatuses[i], value)) return static_cast<domain::HistoryStatus>(i);
   }
   const std::string n(name);
   throw invalid_parameter(n, n + " must be one of Deposit, Pending, Confirmed, Error");

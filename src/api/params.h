@@ -34,8 +34,8 @@ std::string parse_record_hash(std::string_view name, std::string_view value);
 const domain::Chain& parse_slug(std::string_view name, std::string_view value,
                                 const domain::ReferenceData& data);
 
-// Deposit, Pending, Confirmed or Error in any case -> the canonical spelling.
-std::string_view parse_status(std::string_view name, std::string_view value);
+// Deposit, Pending, Confirmed or Error in any case -> the status.
+domain::HistoryStatus parse_status(std::string_view name, std::string_view value);
 
 // ASC or DESC in any case.
 domain::SortOrder parse_order(std::string_view name, std::string_view value);

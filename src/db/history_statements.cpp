@@ -30,7 +30,7 @@ constexpr Column<HistoryRecord> kRecordColumns[] = {
     field<&HistoryRecord::source_amount>("h.source_amount"),
     field<&HistoryRecord::destination_amount>("h.destination_amount"),
     field<&HistoryRecord::fee>("h.fee"),
-    field<&HistoryRecord::status>("h.status"),
+    field<&HistoryRecord::status>("h.status + 0"),
     field<&HistoryRecord::status_message>("h.status_message"),
 };
 
@@ -39,6 +39,8 @@ Param param_of(const std::optional<T>& value) {
   if (!value) return std::monostate{};
   if constexpr (std::is_same_v<T, std::string>) {
     return *value;
+  } else if constexpr (std::is_same_v<T, domain::HistoryStatus>) {
+    return std::string(domain::status_name(*value));
   } else {
     return static_cast<std::uint64_t>(*value);
   }

@@ -54,8 +54,7 @@ PageRead page(Database& db, const AccessPath& path, const HistoryFilter& filter,
   if (form == PageForm::kDirect && walk.order == shown) return read;
   const bool ascending = shown == domain::SortOrder::kAscending;
   std::sort(read.records.begin(), read.records.end(), [ascending](const auto& x, const auto& y) {
-    const auto a = std::stoull(x.id), b = std::stoull(y.id);
-    return ascending ? a < b : a > b;
+    return ascending ? x.id < y.id : x.id > y.id;
   });
   return read;
 }

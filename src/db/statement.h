@@ -19,10 +19,14 @@ namespace connector::db {
 using Param = std::variant<std::monostate, std::string, std::uint64_t>;
 using Params = std::vector<Param>;
 
-// The value of a column as a C++ type; NULL reads as "" or 0.
+// The value of a column as a C++ type; NULL reads as "" or 0. An enum is read from a MariaDB
+// ENUM selected as its index (`column + 0`, 1 for the first value): the C++ enum lists the
+// same values in the same order, from 0.
 template <typename T>
 T read_value(sql::ResultSet& rs, int column) {
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (std::is_enum_v<T>) {
+    return static_cast<T>(rs.getUInt64(column) - 1);
+  } else if constexpr (std::is_same_v<T, std::string>) {
     return rs.isNull(column) ? std::string() : std::string(rs.getString(column));
   } else if constexpr (std::is_same_v<T, bool>) {
     return rs.getBoolean(column);

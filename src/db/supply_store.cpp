@@ -11,7 +11,7 @@ constexpr Column<ChainSupply> kSupplyColumns[] = {
     field<&ChainSupply::network>("c.network"),
     field<&ChainSupply::chain_id>("c.chain_id"),
     field<&ChainSupply::base_chain>("c.base_chain"),
-    field<&ChainSupply::status>("s.status"),
+    field<&ChainSupply::status>("s.status + 0"),
     field<&ChainSupply::latest_height>("s.latest_height"),
     // The coin's name and decimals come from the chain's native asset when one is recorded.
     field<&ChainSupply::name>("COALESCE(a.name, 'UNIT')"),

@@ -9,12 +9,13 @@
 
 #include "db/database.h"
 #include "db/snapshot.h"
+#include "domain/chain_status.h"
 
 namespace connector::db {
 
 struct ChainSupply {
   std::string slug, network, chain_id, base_chain;
-  std::string status;
+  domain::ChainStatus status = domain::ChainStatus::kOk;
   std::string latest_height;
   std::string name, symbol;  // of the chain's native coin
   int decimals = 18;

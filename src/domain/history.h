@@ -1,6 +1,8 @@
 #pragma once
 // A history record as the store reads it, and the filters of /v1/history.
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,12 +11,29 @@ namespace connector::domain {
 
 enum class SortOrder { kAscending, kDescending };
 
-// The four transfer states, in their canonical spelling.
+// The four transfer states, in the order of history.status's ENUM (sql/migrations/0001), and
+// their canonical spelling (kHistoryStatuses, by value).
+enum class HistoryStatus : std::uint8_t { kDeposit, kPending, kConfirmed, kError };
 inline constexpr std::string_view kHistoryStatuses[] = {"Deposit", "Pending", "Confirmed", "Error"};
+
+constexpr std::string_view status_name(HistoryStatus status) {
+  return kHistoryStatuses[static_cast<std::size_t>(status)];
+}
+// The status whose canonical spelling is `name` exactly; nullopt for any other text.
+constexpr std::optional<HistoryStatus> history_status(std::string_view name) {
+  for (std::size_t i = 0; i < std::size(kHistoryStatuses); ++i) {
+    if (kHistoryStatuses[i] == name) return static_cast<HistoryStatus>(i);
+  }
+  return std::nullopt;
+}
+// Confirmed and Error never change again.
+constexpr bool is_final(HistoryStatus status) {
+  return status == HistoryStatus::kConfirmed || status == HistoryStatus::kError;
+}
 
 // Values the nodes have not recorded yet are empty strings. Amounts are canonical base units.
 struct HistoryRecord {
-  std::string id;
+  std::uint64_t id = 0;
   std::string hash;
   std::uint64_t pair_id = 0;
   // Chains and assets by reference: rendered from the in-memory reference snapshot, so reading
@@ -26,7 +45,7 @@ struct HistoryRecord {
   std::string source_block_timestamp, destination_block_timestamp;
   std::string source_tx_hash, destination_tx_hash;
   std::string source_amount, destination_amount, fee;
-  std::string status;
+  HistoryStatus status = HistoryStatus::kDeposit;
   std::string status_message;  // empty when the nodes wrote none
 };
 
@@ -42,7 +61,7 @@ struct HistoryFilter {
   std::optional<std::uint64_t> destination_asset_id;
   std::optional<std::string> destination_tx_hash;
   std::optional<std::uint64_t> pair_id;
-  std::optional<std::string> status;
+  std::optional<HistoryStatus> status;
 };
 
 }  // namespace connector::domain

@@ -43,12 +43,16 @@ void write_chain(ObjectText& o, const ChainKeys& keys, const domain::Chain& chai
 
 std::string_view status_message(const HistoryRecord& record) {
   if (!record.status_message.empty()) return record.status_message;
-  if (record.status == "Deposit")
-    return "The deposit was seen on the source chain and awaits confirmation.";
-  if (record.status == "Pending")
-    return "The deposit is confirmed and the payout on the destination chain is under way.";
-  if (record.status == "Confirmed")
-    return "The transfer is complete: the payout is confirmed on the destination chain.";
+  switch (record.status) {
+    case domain::HistoryStatus::kDeposit:
+      return "The deposit was seen on the source chain and awaits confirmation.";
+    case domain::HistoryStatus::kPending:
+      return "The deposit is confirmed and the payout on the destination chain is under way.";
+    case domain::HistoryStatus::kConfirmed:
+      return "The transfer is complete: the payout is confirmed on the destination chain.";
+    case domain::HistoryStatus::kError:
+      break;
+  }
   return "The transfer could not be completed; contact support with this record's hash.";
 }
 
@@ -67,7 +71,7 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::R
   thread_local std::string text;
   text.clear();
   ObjectText o(text);
-  o.string("id", r.id);
+  o.number_as_string("id", r.id);
   o.string("hash", r.hash);
   o.number("pair_id", std::uint64_t{r.pair_id});
   write_chain(o, kSourceKeys, source);
@@ -97,7 +101,7 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::R
   o.string("source_amount", amount(r.source_amount, sa.decimals));
   o.string("destination_amount", amount(r.destination_amount, da.decimals));
   o.string("fee", amount(r.fee, sa.decimals));
-  o.string("status", r.status);
+  o.string("status", domain::status_name(r.status));
   if (with_status_message) o.string("status_message", status_message(r));
   o.close();
   w.raw(text, rapidjson::kObjectType);

@@ -53,7 +53,7 @@ domain::ReferenceData reference_data() {
 
 domain::HistoryRecord record() {
   domain::HistoryRecord r;
-  r.id = "42";
+  r.id = 42;
   r.hash = std::string(64, 'a');
   r.pair_id = 7;
   r.source_chain = 1;
@@ -67,7 +67,7 @@ domain::HistoryRecord record() {
   r.source_block_timestamp = "1700000000";
   r.source_tx_hash = "0x" + std::string(64, 'e');
   r.source_amount = "1500000000000000000";
-  r.status = "Confirmed";
+  r.status = domain::HistoryStatus::kConfirmed;
   return r;
 }
 
@@ -109,8 +109,8 @@ struct Fixture {
 
   Fixture() {
     reference.store(reference_data());
-    supply.store({{"unitcore", "UNITCore", "36888", "MainBase", "OK", "1226650", "UNIT", "UNIT", 18,
-                   "12500000000000000000"}});
+    supply.store({{"unitcore", "UNITCore", "36888", "MainBase", domain::ChainStatus::kOk, "1226650",
+                   "UNIT", "UNIT", 18, "12500000000000000000"}});
   }
 
   // The body of a 200 answer, parsed; checks the status and Cache-Control.
@@ -187,7 +187,7 @@ BOOST_AUTO_TEST_CASE(history_with_filters) {
   BOOST_TEST(text(doc["destination_address"]) == address);  // echoed as sent
   // What the store was asked: typed, validated filters.
   BOOST_TEST_REQUIRE(history.filter.has_value());
-  BOOST_TEST(*history.filter->status == "Confirmed");
+  BOOST_TEST((*history.filter->status == domain::HistoryStatus::kConfirmed));
   BOOST_TEST(*history.filter->destination_address == "0x" + std::string(40, 'd'));
   BOOST_TEST(!history.filter->pair_id.has_value());
 }

@@ -16,6 +16,7 @@ using connector::db::page_statement;
 using connector::db::PageForm;
 using connector::db::Param;
 using connector::domain::HistoryFilter;
+using connector::domain::HistoryStatus;
 using connector::domain::SortOrder;
 
 namespace {
@@ -34,7 +35,7 @@ HistoryFilter filter_of(unsigned mask) {
   if (on(7)) f.destination_asset_id = 6;
   if (on(8)) f.destination_tx_hash = "0x" + std::string(64, 'e');
   if (on(9)) f.pair_id = 2;
-  if (on(10)) f.status = "Confirmed";
+  if (on(10)) f.status = HistoryStatus::kConfirmed;
   return f;
 }
 
@@ -76,7 +77,7 @@ BOOST_AUTO_TEST_CASE(every_filter_combination_maps_into_the_fixed_set) {
 BOOST_AUTO_TEST_CASE(the_most_selective_filter_drives_the_index) {
   HistoryFilter f;
   BOOST_TEST(choose_access_path(f).index == "PRIMARY");
-  f.status = "Pending";
+  f.status = HistoryStatus::kPending;
   BOOST_TEST(choose_access_path(f).index == "ix_history_status");
   f.source_chain = 1;
   BOOST_TEST(choose_access_path(f).index == "ix_history_source_chain_status");
@@ -86,7 +87,7 @@ BOOST_AUTO_TEST_CASE(the_most_selective_filter_drives_the_index) {
   BOOST_TEST(choose_access_path(f).index == "ix_history_pair");
   f.destination_address = "0x" + std::string(40, 'd');
   BOOST_TEST(choose_access_path(f).index == "ix_history_destination_address");
-  f.status = "Error";
+  f.status = HistoryStatus::kError;
   BOOST_TEST(choose_access_path(f).index == "ix_history_destination_address_status");
   f.destination_tx_hash = "0x" + std::string(64, 'e');
   BOOST_TEST(choose_access_path(f).index == "ix_history_destination_tx_hash");
@@ -95,7 +96,7 @@ BOOST_AUTO_TEST_CASE(the_most_selective_filter_drives_the_index) {
 BOOST_AUTO_TEST_CASE(driving_values_come_first_then_each_residual_twice_in_column_order) {
   HistoryFilter f;
   f.destination_address = "0xdd";
-  f.status = "Error";
+  f.status = HistoryStatus::kError;
   f.pair_id = 4;
   const auto& path = choose_access_path(f);
   const auto page = page_statement(path, f, SortOrder::kDescending, PageForm::kDirect);
@@ -135,7 +136,7 @@ BOOST_AUTO_TEST_CASE(a_filter_alone_reads_its_index_alone_another_one_adds_the_r
 BOOST_AUTO_TEST_CASE(coarse_filters_are_counted_from_the_counters_fine_ones_on_their_index) {
   HistoryFilter f;
   f.pair_id = 1;
-  f.status = "Pending";
+  f.status = HistoryStatus::kPending;
   const auto coarse = count_statement(choose_access_path(f), f);
   BOOST_TEST(coarse.sql.rfind("SELECT COALESCE(SUM(records), 0) FROM history_counts WHERE", 0) ==
              0u);

@@ -76,8 +76,8 @@ std::string dump(const ImportBatch& b) {
         << " " << dump(p.b2a) << "\n";
   }
   for (const auto& c : b.chains) {
-    out << "chain " << c.slug << " " << c.status << " " << c.latest_height << " " << c.supply
-        << "\n";
+    out << "chain " << c.slug << " " << connector::domain::status_name(c.status) << " "
+        << c.latest_height << " " << c.supply << "\n";
   }
   for (const auto& r : b.history) {
     out << "history " << r.id << " " << r.hash << " " << r.pair_id << " " << r.source_slug << " "
@@ -86,8 +86,8 @@ std::string dump(const ImportBatch& b) {
         << r.destination_block_number << " " << r.source_block_timestamp << " "
         << r.destination_block_timestamp << " " << r.source_tx_hash << " " << r.destination_tx_hash
         << " " << r.source_tx_index << " " << r.source_asset_id << " " << r.destination_asset_id
-        << " " << r.source_amount << " " << r.destination_amount << " " << r.fee << " " << r.status
-        << " " << r.status_message << "\n";
+        << " " << r.source_amount << " " << r.destination_amount << " " << r.fee << " "
+        << connector::domain::status_name(r.status) << " " << r.status_message << "\n";
   }
   for (const auto& d : b.deposit_accounts) {
     out << "deposit " << d.deposit_slug << " " << d.deposit_address << " " << d.recipient_slug
@@ -193,11 +193,11 @@ BOOST_AUTO_TEST_CASE(chain_supply_is_base_units_of_the_coin) {
   const ImportBatch b = read(sample());
   BOOST_REQUIRE(b.chains.size() == 2u);
   BOOST_TEST(b.chains[0].slug == "unitcore");
-  BOOST_TEST(b.chains[0].status == "OK");
+  BOOST_TEST((b.chains[0].status == connector::domain::ChainStatus::kOk));
   BOOST_TEST(b.chains[0].latest_height == 1873221u);
   BOOST_TEST(b.chains[0].supply == "987654321123456789012345678");
   BOOST_TEST(b.chains[1].slug == "unitiot");
-  BOOST_TEST(b.chains[1].status == "SYNCING");
+  BOOST_TEST((b.chains[1].status == connector::domain::ChainStatus::kSyncing));
   BOOST_TEST(b.chains[1].latest_height == 554120u);
   BOOST_TEST(b.chains[1].supply == "12345000000000000000000");
 }
@@ -223,14 +223,14 @@ BOOST_AUTO_TEST_CASE(every_history_hash_follows_the_hash_rule) {
       BOOST_TEST(is_digits(r.source_amount));
       BOOST_TEST(is_digits(r.source_block_number));
       BOOST_TEST(is_digits(r.source_block_timestamp));
-      if (r.status == "Confirmed") {
+      if (r.status == connector::domain::HistoryStatus::kConfirmed) {
         BOOST_TEST(is_digits(r.destination_block_number));
         BOOST_TEST(r.destination_tx_hash.size() == 66u);
       } else {
         BOOST_TEST(r.destination_block_number == "");
         BOOST_TEST(r.destination_tx_hash == "");
       }
-      if (r.status != "Deposit") {
+      if (r.status != connector::domain::HistoryStatus::kDeposit) {
         BOOST_TEST(is_digits(r.fee));
         BOOST_TEST(is_digits(r.destination_amount));
       }
