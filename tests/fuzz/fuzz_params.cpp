@@ -127,10 +127,9 @@ void check_words(std::string_view value) {
   const std::string folded = lower(value);
   const bool status_known =
       folded == "deposit" || folded == "pending" || folded == "confirmed" || folded == "error";
-  const bool status_ok =
-      run<std::string_view>(
-          [](std::string_view v) { return domain::status_name(api::parse_status(kName, v)); },
-          value, [&](const std::string_view& got) { FUZZ_CHECK(lower(got) == folded); });
+  const bool status_ok = run<std::string_view>(
+      [](std::string_view v) { return domain::status_name(api::parse_status(kName, v)); }, value,
+      [&](const std::string_view& got) { FUZZ_CHECK(lower(got) == folded); });
   FUZZ_CHECK(status_ok == status_known);
 
   const bool order_known = folded == "asc" || folded == "desc";
