@@ -1,6 +1,8 @@
 #include "kept_connections.h"
 
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,24 +10,48 @@
 #include <stdexcept>
 
 namespace connector::fcgi {
+namespace {
+
+// A periodic timer: every tenth of the idle limit, between 10 ms and 250 ms.
+int make_sweep_timer(std::chrono::milliseconds idle_limit) {
+  const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (fd < 0) throw std::runtime_error("timerfd_create failed");
+  const auto period =
+      std::clamp(idle_limit / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(250));
+  const timespec every{0, static_cast<long>(period.count()) * 1'000'000};
+  const itimerspec spec{every, every};
+  if (::timerfd_settime(fd, 0, &spec, nullptr) != 0) {
+    ::close(fd);
+    throw std::runtime_error("timerfd_settime failed");
+  }
+  return fd;
+}
+
+// True when the peer has sent something (a request, or its close) that is not read yet.
+bool has_input(int fd) {
+  char byte;
+  return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0;
+}
+
+}  // namespace
 
 KeptConnections::KeptConnections(std::chrono::milliseconds idle_limit)
     : epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)),
-      idle_limit_(idle_limit),
-      period_(std::clamp(std::min(idle_limit, kDrainIdle) / 10, std::chrono::milliseconds(10),
-                         std::chrono::milliseconds(250))) {
+      timer_fd_(make_sweep_timer(idle_limit)),
+      idle_limit_(idle_limit) {
   if (epoll_fd_ < 0) throw std::runtime_error("epoll_create1 failed");
 }
 
 KeptConnections::~KeptConnections() {
   const std::lock_guard lock(mutex_);
   for (const auto& [fd, parked] : parked_) ::close(fd);
+  ::close(timer_fd_);
   ::close(epoll_fd_);
 }
 
 void KeptConnections::park(int fd) {
   const std::lock_guard lock(mutex_);
-  if (draining_) {
+  if (draining_ || parked_.size() >= kMaxParked) {
     ::close(fd);
     return;
   }
@@ -65,16 +91,21 @@ int KeptConnections::take(std::uint64_t token) {
   return fd;
 }
 
+void KeptConnections::on_timer() {
+  std::uint64_t expirations = 0;
+  // Another thread may have read it first (EAGAIN): then it sweeps.
+  if (::read(timer_fd_, &expirations, sizeof expirations) > 0) close_idle();
+}
+
 void KeptConnections::close_idle() {
   if (empty()) return;
   const std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is at it, or parking
   const auto now = Clock::now();
-  if (now - last_sweep_ < period_) return;
-  last_sweep_ = now;
   const auto limit = draining_ ? kDrainIdle : idle_limit_;
   for (auto it = parked_.begin(); it != parked_.end();) {
-    if (now - it->second.since < limit) {
+    // A connection whose request has arrived is about to be taken, not idle.
+    if (now - it->second.since < limit || has_input(it->first)) {
       ++it;
       continue;
     }
@@ -86,16 +117,12 @@ void KeptConnections::close_idle() {
   update_count();
 }
 
-int KeptConnections::wait_ms() const { return empty() ? -1 : static_cast<int>(period_.count()); }
-
-bool KeptConnections::begin_drain() {
+void KeptConnections::begin_drain() {
   const std::lock_guard lock(mutex_);
-  if (draining_) return false;
+  if (draining_) return;
   draining_ = true;
-  // Each gets kDrainIdle from now to bring its next request.
   const auto now = Clock::now();
   for (auto& [fd, parked] : parked_) parked.since = now;
-  return true;
 }
 
 void KeptConnections::update_count() { count_.store(parked_.size()); }

@@ -3,13 +3,17 @@
 // between their requests. An idle kept connection waits in this set (its own epoll set, armed
 // once per request: EPOLLONESHOT) instead of holding a thread: the thread that answered its
 // request parks it here, and whichever thread is free takes it when its next request arrives.
-// So any number of kept connections costs descriptors, not threads. One idle past
-// fcgi_read_timeout_ms is closed (nginx opens a new one when it needs one).
+// So a kept connection costs a descriptor, not a thread (at most kMaxParked per process; past
+// that a connection is closed after its answer). One idle past fcgi_read_timeout_ms is closed
+// (nginx opens a new one when it needs one); the sweep runs on a timer (timer_fd()) that one
+// thread at a time serves, so idle threads are not woken for it.
 //
 // Stopping (reload, recycling, shutdown) drains the set rather than closing it at once: nginx
 // sends requests on connections it believes open, and a connection closed under it fails the
-// request it was sending (nginx resends it, but only a few times). So once draining, a parked
-// connection is closed after answering its next request, or after kDrainIdle without one.
+// request it was sending (nginx resends it on another entry of the upstream, a few times at
+// most). So once draining, the process's free threads keep answering requests that arrive on
+// parked connections, each connection is closed after that answer, and one without a request
+// for kDrainIdle is closed (a connection whose request has arrived is never closed as idle).
 //
 // The set hands out tokens, not just descriptors: a connection closed here while its event was
 // already on its way to a thread may have its number reused by a new connection, and the
@@ -27,6 +31,9 @@ class KeptConnections {
   using Clock = std::chrono::steady_clock;
   // How long a parked connection may stay idle once the process is stopping.
   static constexpr std::chrono::milliseconds kDrainIdle{500};
+  // How long a draining thread waits for a parked connection's request before sweeping again.
+  static constexpr int kDrainWaitMs = 50;
+  static constexpr std::size_t kMaxParked = 512;
 
   explicit KeptConnections(std::chrono::milliseconds idle_limit);
   ~KeptConnections();  // closes the connections still parked
@@ -34,24 +41,26 @@ class KeptConnections {
   KeptConnections& operator=(const KeptConnections&) = delete;
 
   // The set's epoll descriptor: readable while a parked connection has its next request (or
-  // was closed by nginx). It goes into the threads' own epoll set.
+  // was closed by nginx). It goes into the threads' own epoll set, with timer_fd().
   int fd() const { return epoll_fd_; }
+  // Readable once per sweep period: the thread that sees it calls on_timer().
+  int timer_fd() const { return timer_fd_; }
 
   // Connection `fd` has answered its request and stays open: parked until its next request.
-  // Closed at once when it cannot be watched, or once draining.
+  // Closed at once when it cannot be watched, when kMaxParked are parked, or once draining.
   void park(int fd);
   // A parked connection whose next request arrived, now the caller's, waiting at most
-  // `timeout_ms` (-1: for ever); -1 when none.
+  // `timeout_ms`; -1 when none.
   int take_ready(int timeout_ms);
-  // Closes the parked connections idle past their limit (at most one sweep per period).
+  // The sweep timer fired: closes the parked connections idle past their limit.
+  void on_timer();
+  // Closes the parked connections idle past their limit (idle_limit, or kDrainIdle once
+  // draining) that have no request waiting.
   void close_idle();
-  // How long a thread may wait for events before close_idle() is due: -1 (for ever) when no
-  // connection is parked.
-  int wait_ms() const;
 
-  // The process is stopping: true for the first caller, which then serves the set until it is
-  // empty (take_ready, close_idle); from now on no connection is parked again.
-  bool begin_drain();
+  // The process is stopping (any number of calls): nothing is parked again, and the parked
+  // connections get kDrainIdle from the first call to bring their next request.
+  void begin_drain();
   bool empty() const { return count_.load() == 0; }
 
  private:
@@ -65,14 +74,13 @@ class KeptConnections {
   void update_count();  // under mutex_
 
   const int epoll_fd_;
+  const int timer_fd_;
   const std::chrono::milliseconds idle_limit_;
-  const std::chrono::milliseconds period_;
   std::mutex mutex_;
   std::unordered_map<int, Parked> parked_;
   std::atomic<std::size_t> count_{0};  // parked_.size(), read without the lock
   std::uint32_t next_generation_ = 0;
   bool draining_ = false;
-  Clock::time_point last_sweep_{};
 };
 
 }  // namespace connector::fcgi

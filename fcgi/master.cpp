@@ -63,8 +63,9 @@ std::size_t Master::free_slot() const {
 
 unsigned Master::current_children() const {
   return static_cast<unsigned>(
-      std::count_if(children_.begin(), children_.end(),
-                    [this](const Child& c) { return c.generation == generation_; }));
+      std::count_if(children_.begin(), children_.end(), [this](const Child& c) {
+        return c.generation == generation_ && board_.processes[c.slot].retiring.load() == 0;
+      }));
 }
 
 void Master::spawn() {
@@ -76,6 +77,7 @@ void Master::spawn() {
   auto& process_slot = board_.processes[slot];
   process_slot.active.store(0);
   process_slot.threads.store(0);
+  process_slot.retiring.store(0);
   const pid_t pid = ::fork();
   if (pid < 0) {
     util::log_error("fork failed");

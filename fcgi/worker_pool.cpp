@@ -79,6 +79,14 @@ void mark_written(FCGX_Request& request) {
   }
 }
 
+// Reads the request's STDIN stream to its end; the GET and HEAD requests served here carry
+// no body worth keeping.
+void skip_stdin(FCGX_Request& request) {
+  char discard[1024];
+  while (FCGX_GetStr(discard, sizeof discard, request.in) > 0) {
+  }
+}
+
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
   const std::uint32_t now = board.active_threads();
@@ -140,8 +148,7 @@ void WorkerPool::join() {
 int WorkerPool::wait_for_work() {
   epoll_event event{};
   while (!stopping_) {
-    const int ready = ::epoll_wait(epoll_fd_, &event, 1, kept_.wait_ms());
-    kept_.close_idle();
+    const int ready = ::epoll_wait(epoll_fd_, &event, 1, -1);
     if (ready < 0) {
       if (errno == EINTR) continue;
       util::log_warning("epoll_wait failed; retrying");
@@ -153,6 +160,10 @@ int WorkerPool::wait_for_work() {
       const int fd = kept_.take_ready(0);
       if (fd >= 0) return fd;
       continue;  // another thread took it first
+    }
+    if (event.data.fd == kept_.timer_fd()) {
+      kept_.on_timer();
+      continue;
     }
     if (event.data.fd == stop_fd_) return -1;
     if (event.events & EPOLLIN) {
@@ -218,9 +229,13 @@ int WorkerPool::make_epoll() const {
   epoll_event kept_event{};
   kept_event.events = EPOLLIN;
   kept_event.data.fd = kept_.fd();
+  epoll_event timer_event{};
+  timer_event.events = EPOLLIN;
+  timer_event.data.fd = kept_.timer_fd();
   if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
       ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0 ||
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.fd(), &kept_event) != 0) {
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.fd(), &kept_event) != 0 ||
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.timer_fd(), &timer_event) != 0) {
     ::close(epoll_fd);
     throw std::runtime_error("epoll_ctl failed");
   }
@@ -257,22 +272,15 @@ void WorkerPool::serve(unsigned slot) {
   // closes the connection and tries to accept a new one on -1, which fails at once (EBADF): it
   // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
   FCGX_InitRequest(&request, -1, 0);
-  // Once stopping, one thread drains the kept connections (kept_connections.h); the others end.
-  bool draining = false;
   for (;;) {
-    int fd = -1;
-    if (draining) {
+    int fd = stopping_ ? -1 : wait_for_work();  // -1: stopping
+    if (fd < 0) {
+      // Every free thread helps drain the kept connections (kept_connections.h), then ends.
+      kept_.begin_drain();
       if (kept_.empty()) break;
-      fd = kept_.take_ready(kept_.wait_ms());
+      fd = kept_.take_ready(KeptConnections::kDrainWaitMs);
       kept_.close_idle();
       if (fd < 0) continue;
-    } else {
-      fd = wait_for_work();
-      if (fd < 0) {  // stopping
-        if (!kept_.begin_drain()) break;
-        draining = true;
-        continue;
-      }
     }
     request.ipcFd = fd;
     // FCGX_Accept_r starts by finishing the previous request, which closes the connection
@@ -283,6 +291,10 @@ void WorkerPool::serve(unsigned slot) {
       continue;
     }
     const int accepted = FCGX_Accept_r(&request);
+    // The request's body too (nginx sends at least the empty STDIN record that ends it):
+    // libfcgi stops reading after the parameters, and whatever it left unread on a kept
+    // connection would be read as the start of the next request.
+    if (accepted >= 0) skip_stdin(request);
     read_deadlines_.done(slot);
     if (accepted < 0) continue;
     const auto started = Clock::now();
@@ -305,7 +317,9 @@ void WorkerPool::serve(unsigned slot) {
         .deadline = deadline,
     });
     if (!write_response(request.ipcFd, request.requestId, response.head, response.body)) {
-      request.keepConnection = 0;  // broken: FCGX_Finish_r closes it
+      // Broken: closed here, at once (libfcgi's close would wait up to 2 s for the peer's).
+      ::close(request.ipcFd);
+      request.ipcFd = -1;
     }
     mark_written(request);
     FCGX_Finish_r(&request);

@@ -152,7 +152,9 @@ Config load_config(const std::string& path) {
 std::string describe(const Config& c) {
   std::string out;
   for (const Key& key : keys()) {
-    const std::string value = value_text(key, c);
+    std::string value = value_text(key, c);
+    // The account writes actually use (docs: "empty: db_user").
+    if (key.name == "db_write_user" && value.empty()) value = c.db.user;
     const std::string shown = key.secret      ? (value.empty() ? "(empty)" : "(set)")
                               : value.empty() ? "(none)"
                                               : value;

@@ -1,7 +1,6 @@
 #include "config/keys.h"
 
 #include <algorithm>
-#include <cctype>
 #include <sstream>
 #include <stdexcept>
 
@@ -296,18 +295,20 @@ std::string range_cell(const Key& key) {
       !std::holds_alternative<unsigned D::*>(key.field)) {
     return "";
   }
-  if (key.base == 8) return "`0` to `0777`";
+  if (key.base == 8) {
+    const auto octal = [](unsigned value) {
+      std::ostringstream out;
+      out << (value == 0 ? "" : "0") << std::oct << value;
+      return out.str();
+    };
+    return code(octal(key.min)) + " to " + code(octal(key.max));
+  }
   return std::to_string(key.min) + " to " + std::to_string(key.max);
 }
 
-// The brief, as comment lines of at most 96 characters, markdown's backquotes removed.
+// The brief, as comment lines of at most 96 characters, words as written.
 std::string comment_lines(std::string_view text) {
-  std::string plain;
-  for (char c : text) {
-    if (c != '`') plain.push_back(c);
-  }
-  if (!plain.empty())
-    plain[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(plain[0])));
+  const std::string plain(text);
   std::string out, line = "#";
   std::istringstream words(plain);
   for (std::string word; words >> word;) {

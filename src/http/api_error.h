@@ -8,7 +8,7 @@ namespace connector::http {
 
 class ApiError : public std::runtime_error {
  public:
-  ApiError(int status, std::string code, std::string message, std::string param = {})
+  ApiError(int status, std::string code, const std::string& message, std::string param = {})
       : std::runtime_error(message),
         status_(status),
         code_(std::move(code)),

@@ -28,6 +28,9 @@ struct ProcessSlot {
   std::atomic<std::uint32_t> threads{0};
   std::atomic<std::uint32_t> active{0};
   std::atomic<std::uint64_t> requests{0};
+  // Set by a process that has served max_requests and drains: the master starts its
+  // replacement at once rather than when it exits.
+  std::atomic<std::uint32_t> retiring{0};
 };
 
 struct Scoreboard {

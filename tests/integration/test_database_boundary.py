@@ -33,7 +33,7 @@ from load_client import Load, Target
 fixture = Fixture()
 THREADS = 6
 BUDGET_MS = 2500
-# The fixed statement set of one connection: 126 history statements (db/history_statements.h,
+# The fixed statement set of one connection: 162 history statements (db/history_statements.h,
 # checked by the unit test test_history_statements), 4 reference tables, the supply, the
 # readiness probe and the account's 2.
 STATEMENTS_PER_CONNECTION = 162 + 4 + 1 + 1 + 2

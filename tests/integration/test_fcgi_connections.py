@@ -138,6 +138,24 @@ class ReadTimeout(unittest.TestCase):
             self.assertGreaterEqual(time.monotonic() - idle_since, TIMEOUT_S - 0.1)
         self.assertEqual(stack.get("/v1/networks").status, 200)
 
+    def test_a_body_sent_late_on_a_kept_connection_is_not_read_as_the_next_request(self):
+        # The body (STDIN) arrives after the parameters, in its own packets, as it may when
+        # the parameters fill libfcgi's read buffer: the worker reads it to its end before
+        # answering, so the connection's next request starts clean.
+        with connect(stack.fcgi_socket) as sock:
+            whole = request_bytes(request_params("/healthz"), request_id=1, keep_conn=True)
+            stdin_end = record(fcgi_client.STDIN, 1)
+            sock.sendall(whole[:-len(stdin_end)])
+            time.sleep(0.2)
+            sock.sendall(record(fcgi_client.STDIN, 1, b"x" * 600))
+            time.sleep(0.2)
+            sock.sendall(stdin_end)
+            status, _, body = fcgi_client.read_response(sock)
+            self.assertEqual((status, json.loads(body)), (200, {"status": "ok"}))
+            sock.sendall(request_bytes(request_params("/healthz"), request_id=2, keep_conn=True))
+            status, _, body = fcgi_client.read_response(sock)
+            self.assertEqual((status, json.loads(body)), (200, {"status": "ok"}))
+
     def test_idle_kept_connections_hold_no_thread(self):
         # More kept connections than the pool has threads, all idle at once: each is parked in
         # the process's epoll set, not held by a thread, so every one gets its second answer on

@@ -380,7 +380,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
              "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
              "db_replicas=(none) db_name=connector db_user=connector "
-             "db_password=(empty) db_write_user=(none) db_write_password=(empty) "
+             "db_password=(empty) db_write_user=connector db_write_password=(empty) "
              "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
 }
 
