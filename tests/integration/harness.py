@@ -124,14 +124,18 @@ def _run(args, timeout=120, **kwargs):
 
 class Stack:
     def __init__(self, fixture=None, threads=4, config=None, worker_env=None, db_port=None,
-                 accounts=False, replica=False, nginx_cache=False, nginx_env=None):
+                 accounts=False, replica=False, nginx_cache=False, nginx_env=None, db_dir=None,
+                 mariadb_env=None):
         """fixture: JSON document to import, or None. config: extra worker config keys (dict).
         worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides).
         db_port: also serve MariaDB on 127.0.0.1:db_port (0: a free port; implied by replica).
         accounts: the worker uses the least-privilege reader and writer accounts.
         replica: a replica replicating from the primary serves the worker's reads.
         nginx_cache: nginx's response cache on, as in production (scripts/nginx-start).
-        nginx_env: more NGINX_CONNECTOR_* settings for scripts/nginx-start (dict)."""
+        nginx_env: more NGINX_CONNECTOR_* settings for scripts/nginx-start (dict).
+        db_dir: a MariaDB data directory of the caller's to use (created if new, kept at stop)
+        instead of one in the stack's temporary directory (scripts/bench keeps its data).
+        mariadb_env: more CONNECTOR_MARIADB_* settings for scripts/mariadb-start (dict)."""
         for binary in (WORKER, ADMIN):
             if not binary.exists():
                 raise StackError(f"{binary} not found: build first (scripts/build), "
@@ -140,7 +144,8 @@ class Stack:
         if len(str(base)) > 40:  # unix socket paths must stay short (108 bytes)
             base = Path("/tmp")
         self.dir = Path(tempfile.mkdtemp(prefix="connector-stack-", dir=base))
-        self.db_dir = self.dir / "mariadb"
+        self.db_dir = Path(db_dir) if db_dir else self.dir / "mariadb"
+        self._mariadb_env = dict(mariadb_env or {})
         self.db_socket = self.db_dir / "mysqld.sock"
         self.replica_dir = self.dir / "replica"
         self.replica_socket = self.replica_dir / "mysqld.sock"
@@ -230,7 +235,8 @@ class Stack:
 
     def start_mariadb(self):
         """Starts the (primary) MariaDB, or does nothing when it is running."""
-        _run([SCRIPTS / "mariadb-start", *self._mariadb_options(), self.db_dir], env=self._env())
+        _run([SCRIPTS / "mariadb-start", *self._mariadb_options(), self.db_dir],
+             env=self._env(self._mariadb_env))
 
     def stop_mariadb(self):
         _run([SCRIPTS / "mariadb-stop", self.db_dir])
