@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "config/config.h"
@@ -58,10 +60,23 @@ void check_web_servers(int listen_fd) {
 }
 
 int usage(int code) {
-  std::cerr << "usage: connector-worker [--config FILE] [--check-config]\n"
+  std::cerr << "usage: connector-worker [--config FILE] [--env-file FILE] [--check-config]\n"
                "Settings come from FILE and CONNECTOR_* environment variables "
-               "(see README.md, Configuration).\n";
+               "(see README.md, Configuration).\n"
+               "--env-file FILE sets the variables of a systemd EnvironmentFile first (e.g.\n"
+               "/etc/connector/connector.env), so --check-config sees what the service sees.\n";
   return code;
+}
+
+// Sets the environment file's variables, as systemd's EnvironmentFile= does for the service.
+void apply_environment_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw connector::config::ConfigError("cannot read environment file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const auto& [key, value] : connector::config::parse_environment_file(text.str())) {
+    ::setenv(key.c_str(), value.c_str(), /*overwrite=*/1);
+  }
 }
 
 }  // namespace
@@ -69,11 +84,14 @@ int usage(int code) {
 int main(int argc, char** argv) {
   using namespace connector;
   std::string config_path;
+  std::string env_file;
   bool check_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--config" && i + 1 < argc) {
       config_path = argv[++i];
+    } else if (arg == "--env-file" && i + 1 < argc) {
+      env_file = argv[++i];
     } else if (arg == "--check-config") {
       check_only = true;
     } else if (arg == "--help" || arg == "-h") {
@@ -83,6 +101,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (!env_file.empty()) apply_environment_file(env_file);
     auto config = config::load_config(config_path);
     if (check_only) {
       std::cout << config::describe(config) << "\n";

@@ -342,7 +342,10 @@ void WorkerPool::serve(unsigned slot) {
                                     duration_us,
                                     response.body.size(),
                                     pid};
-    if (slow || access_log_.enabled()) {
+    // Health and monitoring probes (a balancer's every few seconds) stay out of the access log
+    // unless they fail or are slow; /metrics and /status count them.
+    const bool probe = response.endpoint_index == api::kOpsEndpoint && response.status < 500;
+    if (slow || (access_log_.enabled() && !probe)) {
       const std::string line = util::format_access_line(record);
       if (slow) util::log_warning("slow request: " + line.substr(0, line.size() - 1));
       access_log_.write(line);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -147,6 +148,31 @@ Config load_config(const std::string& path) {
     if (value == nullptr) return std::nullopt;
     return std::string(value);
   });
+}
+
+std::vector<std::pair<std::string, std::string>> parse_environment_file(std::string_view text) {
+  std::vector<std::pair<std::string, std::string>> assignments;
+  std::istringstream lines{std::string(text)};
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number) {
+    const std::string_view content = trim(line);
+    if (content.empty() || content.front() == '#' || content.front() == ';') continue;
+    const auto eq = content.find('=');
+    const std::string_view key = eq == std::string_view::npos ? "" : trim(content.substr(0, eq));
+    const bool name = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+      return c == '_' || std::isalnum(static_cast<unsigned char>(c));
+    });
+    if (!name) {
+      throw ConfigError("environment file line " + std::to_string(number) + ": expected KEY=VALUE");
+    }
+    std::string_view value = trim(content.substr(eq + 1));
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
+    }
+    assignments.emplace_back(std::string(key), std::string(value));
+  }
+  return assignments;
 }
 
 std::string describe(const Config& c) {

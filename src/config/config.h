@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace connector::config {
@@ -90,5 +91,10 @@ void check_file_mode(const std::string& path, unsigned mode, std::string_view te
 
 // One line for the log: every setting, the password masked.
 std::string describe(const Config& config);
+
+// The assignments of a systemd EnvironmentFile (connector.env): KEY=VALUE lines, blank lines
+// and lines starting with # or ; ignored, a value in matching single or double quotes taken
+// without them. Throws ConfigError naming the line (not its content) when one is not KEY=VALUE.
+std::vector<std::pair<std::string, std::string>> parse_environment_file(std::string_view text);
 
 }  // namespace connector::config

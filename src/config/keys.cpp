@@ -103,7 +103,9 @@ const Key kKeys[] = {
      .field = &W::access_log,
      .group = kPool,
      .reload = "yes (the file is reopened)",
-     .brief = "`stderr` (journald), a file path, or `off`"},
+     .brief = "`stderr` (journald), a file path, or `off`; health and monitoring probes "
+              "(`/healthz`, `/readyz`, `/metrics`, `/status`) are logged only when they fail "
+              "(5xx) or are slow"},
     {.name = "shutdown_timeout_s",
      .field = &W::shutdown_timeout_s,
      .min = 1,

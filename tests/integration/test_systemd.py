@@ -142,6 +142,29 @@ def make_verify_root(base):
     return root
 
 
+
+class CheckConfig(unittest.TestCase):
+    def test_check_config_reads_the_environment_file_as_the_service_would(self):
+        # Passwords live in connector.env, which systemd reads for the service; --check-config
+        # sees them only with --env-file (without it, the same file reports no password).
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "connector.conf"
+            config.write_text("threads = 5\n")
+            env_file = Path(tmp) / "connector.env"
+            env_file.write_text("# secrets\nCONNECTOR_DB_PASSWORD=s3cr3t\nCONNECTOR_THREADS=3\n")
+            runs = {}
+            for name, extra in (("plain", []), ("env file", ["--env-file", str(env_file)])):
+                result = subprocess.run([str(WORKER), "--config", str(config), *extra,
+                                         "--check-config"], capture_output=True, text=True,
+                                        timeout=30, env=clean_env())
+                self.assertEqual(result.returncode, 0, result.stderr)
+                runs[name] = dict(item.split("=", 1) for item in result.stdout.split())
+            self.assertEqual((runs["plain"]["db_password"], runs["plain"]["threads"]),
+                             ("(empty)", "5"))
+            self.assertEqual((runs["env file"]["db_password"], runs["env file"]["threads"]),
+                             ("(set)", "3"))
+            self.assertNotIn("s3cr3t", " ".join(str(r) for r in runs.values()))
+
 class UnitFiles(unittest.TestCase):
     def verify(self, root):
         result = subprocess.run(

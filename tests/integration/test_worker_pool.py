@@ -146,6 +146,22 @@ class WorkerPool(unittest.TestCase):
                           line["bytes"]), (rid, "GET", "/v1/history", 200, len(r.body)))
         self.assertRegex(line["time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
+    def test_health_probes_stay_out_of_the_access_log(self):
+        # A balancer's probes would flood it: /healthz, /readyz, /metrics and /status answered
+        # 200 are not logged; the request after them is.
+        probes = [self.stack.get(path).headers["X-Request-Id"]
+                  for path in ("/healthz", "/readyz", "/metrics", "/status")]
+        rid = self.stack.get(self.unique("/v1/history?page_size=1")).headers["X-Request-Id"]
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            with open(self.access_log) as f:
+                text = f.read()
+            if rid in text:
+                break
+            time.sleep(0.05)
+        self.assertIn(rid, text)
+        self.assertEqual([p for p in probes if p in text], [])
+
     def test_time_budget_is_enforced_in_the_database_and_slow_requests_are_logged(self):
         lock = hold_history_lock(self.stack, 4)
         try:

@@ -534,3 +534,33 @@ BOOST_AUTO_TEST_CASE(the_shipped_example_file_is_installed_with_an_accepted_mode
   BOOST_TEST(mode_error(0100640, text.str() + "db_password = filled-in\n") == "<no error>");
   BOOST_TEST(mode_error(0100644, text.str()) == "<no error>");
 }
+
+BOOST_AUTO_TEST_CASE(an_environment_file_is_read_as_systemd_reads_it) {
+  const auto assignments = parse_environment_file(
+      "# secrets\n"
+      "CONNECTOR_DB_PASSWORD=s3cr3t=x\n"
+      "\n"
+      "; also a comment\n"
+      "  CONNECTOR_THREADS = 3 \n"
+      "CONNECTOR_DB_USER=\"reader one\"\n"
+      "CONNECTOR_DB_NAME='bridge'\n");
+  const std::vector<std::pair<std::string, std::string>> expected = {
+      {"CONNECTOR_DB_PASSWORD", "s3cr3t=x"},
+      {"CONNECTOR_THREADS", "3"},
+      {"CONNECTOR_DB_USER", "reader one"},
+      {"CONNECTOR_DB_NAME", "bridge"}};
+  BOOST_TEST((assignments == expected));
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_environment_file_line_is_named_not_echoed) {
+  for (const std::string text : {"s3cr3t-Value\n", "=s3cr3t-Value\n", "KEY WITH SPACE=s3cr3t\n"}) {
+    BOOST_TEST_CONTEXT(text) {
+      try {
+        parse_environment_file("# first\n" + text);
+        BOOST_FAIL("no error");
+      } catch (const ConfigError& e) {
+        BOOST_TEST(std::string(e.what()) == "environment file line 2: expected KEY=VALUE");
+      }
+    }
+  }
+}
