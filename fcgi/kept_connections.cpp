@@ -27,10 +27,13 @@ int make_sweep_timer(std::chrono::milliseconds idle_limit) {
   return fd;
 }
 
-// True when the peer has sent something (a request, or its close) that is not read yet.
-bool has_input(int fd) {
+// What a parked connection holds that is not read yet.
+enum class Input { kNone, kRequest, kClosed };
+Input pending_input(int fd) {
   char byte;
-  return ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0;
+  const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n > 0) return Input::kRequest;
+  return n == 0 ? Input::kClosed : Input::kNone;
 }
 
 }  // namespace
@@ -104,8 +107,10 @@ void KeptConnections::close_idle() {
   const auto now = Clock::now();
   const auto limit = draining_ ? kDrainIdle : idle_limit_;
   for (auto it = parked_.begin(); it != parked_.end();) {
-    // A connection whose request has arrived is about to be taken, not idle.
-    if (now - it->second.since < limit || has_input(it->first)) {
+    // A connection whose request has arrived is about to be taken, not idle; one nginx has
+    // closed goes now, whatever its age.
+    const Input input = pending_input(it->first);
+    if (input == Input::kRequest || (input == Input::kNone && now - it->second.since < limit)) {
       ++it;
       continue;
     }

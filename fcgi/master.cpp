@@ -62,17 +62,22 @@ std::size_t Master::free_slot() const {
 }
 
 unsigned Master::current_children() const {
+  // A process retiring after max_requests is replaced at once (it drains meanwhile), but only
+  // while the children stay within twice `processes`, the two generations of a reload the
+  // slot table is sized for; past that its replacement waits for it to exit.
+  const bool replace_retiring = children_.size() < 2 * std::size_t{config_.worker.processes};
   return static_cast<unsigned>(
-      std::count_if(children_.begin(), children_.end(), [this](const Child& c) {
-        return c.generation == generation_ && board_.processes[c.slot].retiring.load() == 0;
+      std::count_if(children_.begin(), children_.end(), [&](const Child& c) {
+        const bool retiring = board_.processes[c.slot].retiring.load() != 0;
+        return c.generation == generation_ && !(replace_retiring && retiring);
       }));
 }
 
-void Master::spawn() {
+bool Master::spawn() {
   const std::size_t slot = free_slot();
   if (slot == board_.processes.size()) {
     util::log_error("no free process slot; not starting a worker process");
-    return;
+    return false;
   }
   auto& process_slot = board_.processes[slot];
   process_slot.active.store(0);
@@ -81,16 +86,22 @@ void Master::spawn() {
   const pid_t pid = ::fork();
   if (pid < 0) {
     util::log_error("fork failed");
-    return;
+    return false;
   }
   if (pid == 0) std::exit(run_worker_process(listen_fd_, config_, process_slot));
   process_slot.pid.store(pid);
   board_.process_starts.fetch_add(1);
   children_.push_back({pid, generation_, slot, Clock::now()});
+  return true;
 }
 
 void Master::spawn_missing() {
-  while (current_children() < config_.worker.processes && Clock::now() >= next_spawn_) spawn();
+  while (current_children() < config_.worker.processes && Clock::now() >= next_spawn_) {
+    if (!spawn()) {
+      next_spawn_ = Clock::now() + kMinLifetime;  // try again later, never spin
+      return;
+    }
+  }
 }
 
 void Master::reap() {

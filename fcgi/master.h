@@ -33,7 +33,7 @@ class Master {
   };
 
   void spawn_missing();
-  void spawn();
+  bool spawn();  // false when no process could be started (no slot, fork failed)
   void reap();
   void reload();
   void stop();

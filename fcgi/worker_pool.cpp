@@ -230,7 +230,7 @@ int WorkerPool::make_epoll() const {
   kept_event.events = EPOLLIN;
   kept_event.data.fd = kept_.fd();
   epoll_event timer_event{};
-  timer_event.events = EPOLLIN;
+  timer_event.events = EPOLLIN | EPOLLET;  // one thread per expiration
   timer_event.data.fd = kept_.timer_fd();
   if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
       ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0 ||
@@ -246,6 +246,7 @@ void WorkerPool::count_request() {
   const auto max_requests = config_.worker.max_requests;
   if (served_.fetch_add(1) + 1 == max_requests && max_requests != 0) {
     recycle_due_ = true;
+    slot_.retiring.store(1);  // the master starts the replacement while this one drains
     request_stop();
   }
 }
@@ -297,6 +298,13 @@ void WorkerPool::serve(unsigned slot) {
     if (accepted >= 0) skip_stdin(request);
     read_deadlines_.done(slot);
     if (accepted < 0) continue;
+    if (FCGX_GetError(request.in) != 0) {  // the request never arrived whole: not answered
+      ::close(request.ipcFd);              // nothing is written to a peer that broke off
+      request.ipcFd = -1;
+      mark_written(request);
+      FCGX_Finish_r(&request);
+      continue;
+    }
     const auto started = Clock::now();
     // One deadline for all the request's database work, on both connections.
     const auto deadline = started + std::chrono::milliseconds(budget_ms);

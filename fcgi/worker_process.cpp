@@ -35,7 +35,6 @@ int run_worker_process(int listen_fd, const config::Config& config, metrics::Pro
     while (!signalled && !pool.recycle_due()) {
       signalled = ::sigtimedwait(&stop_signals, nullptr, &tick) > 0;
     }
-    if (pool.recycle_due() && !signalled) slot.retiring.store(1);  // replaced while it drains
     pool.request_stop();
     pool.join();
     return pool.recycle_due() && !signalled ? kRecycleExitStatus : 0;
