@@ -28,8 +28,39 @@ set(CONNECTOR_SYSTEMD_UNIT_DIR "/lib/systemd/system" CACHE PATH "Where the syste
 set(CONNECTOR_PACKAGE_NAME "unit-connector")
 set(CONNECTOR_SHARE_DIR "share/connector")
 set(CONNECTOR_DOC_DIR "share/doc/${CONNECTOR_PACKAGE_NAME}")
+set(CONNECTOR_MAINTAINER "UNIT connector maintainers <connector@unit.invalid>")
+set(CONNECTOR_DEBIAN_RELEASE 1)
 
 # --- install rules ---------------------------------------------------------------------------
+
+# The API reference page: scripts/docs-site's folder (Redoc and docs/openapi.yaml as JSON),
+# built into the build tree by the docs-site target, which needs node and tools/openapi's npm
+# packages (tools/openapi/install; scripts/install-deps runs it). Without them the target and
+# the folder are left out, and nginx's /docs/ answers 404.
+find_program(CONNECTOR_DOCS_NODE node)
+if(EXISTS "${CONNECTOR_DOCS_NODE}" AND EXISTS ${PROJECT_SOURCE_DIR}/tools/openapi/node_modules/redoc)
+  set(CONNECTOR_DOCS_SITE ${CMAKE_CURRENT_BINARY_DIR}/docs-site)
+  add_custom_command(OUTPUT ${CONNECTOR_DOCS_SITE}/index.html
+    COMMAND ${CONNECTOR_DOCS_NODE} ${PROJECT_SOURCE_DIR}/tools/openapi/build-docs-site.mjs
+            ${PROJECT_SOURCE_DIR}/docs/openapi.yaml ${CONNECTOR_DOCS_SITE}
+    DEPENDS ${PROJECT_SOURCE_DIR}/docs/openapi.yaml
+            ${PROJECT_SOURCE_DIR}/tools/openapi/build-docs-site.mjs
+            ${PROJECT_SOURCE_DIR}/tools/openapi/openapi-document.mjs
+            ${PROJECT_SOURCE_DIR}/tools/openapi/docs-page.html
+            ${PROJECT_SOURCE_DIR}/tools/openapi/package-lock.json
+    COMMENT "API reference page (docs-site/)")
+  add_custom_target(docs-site ALL DEPENDS ${CONNECTOR_DOCS_SITE}/index.html)
+  install(DIRECTORY ${CONNECTOR_DOCS_SITE}/ DESTINATION ${CONNECTOR_SHARE_DIR}/docs-site
+    FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
+    PATTERN ".*" EXCLUDE)
+else()
+  # connector.conf includes connector-docs.conf, which serves this folder: a package without it
+  # would answer /docs/ and /v1/openapi.json with 404. So installing or packaging such a tree
+  # fails, loudly, before anything is copied (scripts/package installs the npm packages first).
+  message(STATUS "node or tools/openapi/node_modules missing: no docs-site target, and "
+                 "`cmake --install` and cpack fail (run scripts/install-deps, then configure again)")
+  install(CODE [[message(FATAL_ERROR "The API reference page (docs-site) is not built: node or tools/openapi/node_modules was missing when this tree was configured. Run tools/openapi/install (or scripts/install-deps), then configure again.")]])
+endif()
 
 install(TARGETS connector-worker connector-admin RUNTIME DESTINATION bin)
 
@@ -75,36 +106,36 @@ exec \"$prefix/${CONNECTOR_SHARE_DIR}/scripts/${script}\" \"$@\"
   install(PROGRAMS ${CMAKE_CURRENT_BINARY_DIR}/package/connector-${script} DESTINATION sbin)
 endforeach()
 
-install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CONNECTOR_DOC_DIR}
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/cmake/debian/copyright
+  ${CMAKE_CURRENT_BINARY_DIR}/package/changelog.Debian.gz
+  DESTINATION ${CONNECTOR_DOC_DIR}
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+# connector-admin's config for loading data with the database's admin account.
+install(FILES ${PROJECT_SOURCE_DIR}/src/admin/admin.conf.example DESTINATION ${CONNECTOR_SHARE_DIR}
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CONNECTOR_DOC_DIR}/docs
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
   FILES_MATCHING PATTERN "*.md")
 
-# The API reference page: scripts/docs-site's folder (Redoc and docs/openapi.yaml as JSON),
-# built into the build tree by the docs-site target, which needs node and tools/openapi's npm
-# packages (tools/openapi/install; scripts/install-deps runs it). Without them the target and
-# the folder are left out, and nginx's /docs/ answers 404.
-find_program(CONNECTOR_DOCS_NODE node)
-if(CONNECTOR_DOCS_NODE AND EXISTS ${PROJECT_SOURCE_DIR}/tools/openapi/node_modules/redoc)
-  set(CONNECTOR_DOCS_SITE ${CMAKE_CURRENT_BINARY_DIR}/docs-site)
-  add_custom_command(OUTPUT ${CONNECTOR_DOCS_SITE}/index.html
-    COMMAND ${CONNECTOR_DOCS_NODE} ${PROJECT_SOURCE_DIR}/tools/openapi/build-docs-site.mjs
-            ${PROJECT_SOURCE_DIR}/docs/openapi.yaml ${CONNECTOR_DOCS_SITE}
-    DEPENDS ${PROJECT_SOURCE_DIR}/docs/openapi.yaml
-            ${PROJECT_SOURCE_DIR}/tools/openapi/build-docs-site.mjs
-            ${PROJECT_SOURCE_DIR}/tools/openapi/openapi-document.mjs
-            ${PROJECT_SOURCE_DIR}/tools/openapi/docs-page.html
-            ${PROJECT_SOURCE_DIR}/tools/openapi/package-lock.json
-    COMMENT "API reference page (docs-site/)")
-  add_custom_target(docs-site ALL DEPENDS ${CONNECTOR_DOCS_SITE}/index.html)
-  install(DIRECTORY ${CONNECTOR_DOCS_SITE}/ DESTINATION ${CONNECTOR_SHARE_DIR}/docs-site
-    FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
-    PATTERN ".*" EXCLUDE)
-else()
-  message(STATUS "node or tools/openapi/node_modules missing: no docs-site target "
-                 "(run scripts/install-deps, then configure again)")
+
+# Debian's changelog of the package (policy 12.7; lintian): one entry for this version, dated
+# by the commit it is built from (the configure time outside git), gzip -9n as policy asks.
+execute_process(COMMAND git log -1 --format=%ct WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+  OUTPUT_VARIABLE CONNECTOR_SOURCE_EPOCH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(CONNECTOR_SOURCE_EPOCH MATCHES "^[0-9]+$")
+  set(ENV{SOURCE_DATE_EPOCH} ${CONNECTOR_SOURCE_EPOCH})
 endif()
+string(TIMESTAMP CONNECTOR_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/package/changelog.Debian CONTENT
+"${CONNECTOR_PACKAGE_NAME} (${PROJECT_VERSION}-${CONNECTOR_DEBIAN_RELEASE}) unstable; urgency=medium
+
+  * Release ${PROJECT_VERSION} of the UNIT connector query service, packaged
+    with CPack by scripts/package (what changed: the project's git history).
+
+ -- ${CONNECTOR_MAINTAINER}  ${CONNECTOR_CHANGELOG_DATE}
+")
+execute_process(COMMAND gzip -9nf ${CMAKE_CURRENT_BINARY_DIR}/package/changelog.Debian
+  COMMAND_ERROR_IS_FATAL ANY)
 
 # --- the Debian package ----------------------------------------------------------------------
 
@@ -112,18 +143,20 @@ set(CPACK_GENERATOR "DEB")
 set(CPACK_PACKAGE_NAME "${CONNECTOR_PACKAGE_NAME}")
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_VENDOR "UNIT connector project")
-set(CPACK_PACKAGE_CONTACT "UNIT connector maintainers <connector@unit.invalid>")
+set(CPACK_PACKAGE_CONTACT "${CONNECTOR_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "UNIT connector query service (FastCGI workers for nginx)")
+# Lines under 80 characters (Debian policy 3.4.1; lintian).
 set(CPACK_PACKAGE_DESCRIPTION
-"The read-only HTTP API of the UNIT cross-chain connector: networks, pairs, fees and limits,
-deposit addresses, transfer history and supply per chain. nginx passes /v1 requests over FastCGI
-to connector-worker, a systemd-managed pool of processes and threads that reads MariaDB.
-Ships the worker, connector-admin (data import), systemd units with socket activation, nginx
-include files, the database schema and its migration script.")
+"The read-only HTTP API of the UNIT cross-chain connector: networks, pairs,
+fees and limits, deposit addresses, transfer history and supply per chain.
+nginx passes /v1 requests over FastCGI to connector-worker, a pool of
+processes and threads managed by systemd that reads MariaDB. Ships the
+worker, connector-admin (data import), systemd units with socket activation,
+nginx include files, the database schema and its migration script.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_STRIP_FILES ON)
-set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
+set(CPACK_DEBIAN_PACKAGE_RELEASE ${CONNECTOR_DEBIAN_RELEASE})
 set(CPACK_DEBIAN_PACKAGE_SECTION "net")
 set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://unit.invalid/connector")

@@ -15,14 +15,14 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 
 from harness import BUILD_DIR, REPO
+from throwaway_root import (PACKAGE, build_package, overlay_unavailable, run,
+                            run_as_root_in_overlay, skip_unless_plain_tree)
 
-PACKAGE = "unit-connector"
 SHARE = "usr/share/connector"
 DOC = f"usr/share/doc/{PACKAGE}"
 OPS_SCRIPTS = [name for name in ("migrate", "db-accounts") if (REPO / "scripts" / name).exists()]
@@ -31,33 +31,12 @@ deb = None
 tmp = None
 
 
-def run(args, check=True, **kwargs):
-    result = subprocess.run([str(a) for a in args], capture_output=True, text=True,
-                            stdin=subprocess.DEVNULL, timeout=kwargs.pop("timeout", 300), **kwargs)
-    if check and result.returncode != 0:
-        raise AssertionError(f"{' '.join(map(str, args))} exited {result.returncode}:\n"
-                             f"{result.stdout}{result.stderr}")
-    return result
-
-
 def setUpModule():
     global deb, tmp
-    cache = BUILD_DIR / "CMakeCache.txt"
-    if "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace"):
-        raise unittest.SkipTest(f"{BUILD_DIR} is a sanitizer build: the package is built and "
-                                "tested from the plain build tree only")
-    config = BUILD_DIR / "CPackConfig.cmake"
-    if not config.exists():
-        raise AssertionError(f"{config} missing: configure the tree again (scripts/build)")
+    skip_unless_plain_tree()
     tmp = Path(tempfile.mkdtemp(prefix="connector-package-"))
     try:
-        # -B: the staging tree and the .deb go to tmp; the build tree is only read (cpack
-        # builds nothing: CMAKE_SKIP_INSTALL_ALL_DEPENDENCY in cmake/packaging.cmake).
-        run(["cpack", "-G", "DEB", "--config", config, "-B", tmp / "out"], cwd=tmp)
-        debs = list((tmp / "out").glob(f"{PACKAGE}_*.deb"))
-        if len(debs) != 1:
-            raise AssertionError(f"expected one .deb, got {debs}")
-        deb = debs[0]
+        deb = build_package(tmp)
     except BaseException:
         tearDownModule()  # unittest does not call it when setUpModule fails
         raise
@@ -100,6 +79,9 @@ def expected_layout():
         "etc/connector/connector.conf": REPO / "fcgi/connector.conf.example",
         "etc/connector/connector.env": REPO / "cmake/debian/connector.env",
         f"{DOC}/README.md": REPO / "README.md",
+        f"{DOC}/copyright": REPO / "cmake/debian/copyright",
+        f"{DOC}/changelog.Debian.gz": None,
+        f"{SHARE}/admin.conf.example": REPO / "src/admin/admin.conf.example",
     }
     for name in repo_files("nginx", lambda p: p.name != "local.conf.in"):
         files[f"{SHARE}/nginx/{name}"] = REPO / "nginx" / name
@@ -110,11 +92,9 @@ def expected_layout():
         files[f"usr/sbin/connector-{name}"] = None
     for name in repo_files("docs", lambda p: p.suffix == ".md"):
         files[f"{DOC}/docs/{name}"] = REPO / "docs" / name
-    # The API reference page, when the tree has its target (node and tools/openapi's packages
-    # were there at configure time: cmake/packaging.cmake).
-    if "/docs-site" in (BUILD_DIR / "cmake_install.cmake").read_text():
-        for page in (BUILD_DIR / "docs-site").iterdir():
-            files[f"{SHARE}/docs-site/{page.name}"] = page
+    # The API reference page: always (without it cpack fails: cmake/packaging.cmake).
+    for page in (BUILD_DIR / "docs-site").iterdir():
+        files[f"{SHARE}/docs-site/{page.name}"] = page
     return files
 
 
@@ -214,6 +194,32 @@ class PackageArchive(unittest.TestCase):
                           r"(start|restart|try-restart|enable)\b", f"{script}: {line}")
 
 
+    def test_lintian_reports_no_errors(self):
+        # Debian's own package checker, as a user's archive or a reviewer would run it. Warnings
+        # (a manual page per program, the hardening flags of a RelWithDebInfo tree) are read,
+        # not failed on: the release package comes from scripts/package's Release tree.
+        self.assertIsNotNone(shutil.which("lintian"), "lintian missing (scripts/install-deps)")
+        result = run(["lintian", "--fail-on", "error", "--tag-display-limit", "0", deb],
+                     check=False, timeout=600)
+        errors = [line for line in result.stdout.splitlines() if line.startswith("E:")]
+        self.assertEqual(errors, [], result.stdout)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+
+class PackageWithoutTheDocsSite(unittest.TestCase):
+    def test_installing_a_tree_without_the_docs_site_fails_before_copying_anything(self):
+        # A tree configured without node (or tools/openapi's npm packages) has no docs-site
+        # target; a package made from it would answer /docs/ and /v1/openapi.json with 404, so
+        # `cmake --install` (and cpack, which runs it) fails, loudly, with what to do.
+        tree, prefix = tmp / "no-docs-tree", tmp / "no-docs-prefix"
+        run(["cmake", "-S", REPO, "-B", tree, "-DCONNECTOR_DOCS_NODE=/nonexistent/node",
+             "-DCMAKE_BUILD_TYPE=Release"])
+        result = run(["cmake", "--install", tree, "--prefix", prefix], check=False)
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("The API reference page (docs-site) is not built", result.stderr)
+        self.assertFalse(prefix.exists() and any(prefix.rglob("*")), "files were installed")
+
+
 class ExtractedPrograms(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -275,31 +281,14 @@ report fcgi_group_after_purge "$(getent group connector-fcgi | cut -d: -f1)"
 report status_after_purge "$(dpkg-query -W -f='${db:Status-Abbrev}' unit-connector 2>&1 || true)"
 """
 
-# Runs in a private mount namespace: the overlay and every mount vanish with it.
-OVERLAY = r"""
-set -eu
-work=$1
-mount -t tmpfs tmpfs "$work/t"
-mkdir "$work/t/upper" "$work/t/work" "$work/t/root"
-mount -t overlay overlay -o "lowerdir=/,upperdir=$work/t/upper,workdir=$work/t/work" "$work/t/root"
-mount -t proc proc "$work/t/root/proc"
-mount --rbind /dev "$work/t/root/dev"
-cp "$work/pkg.deb" "$work/t/root/pkg.deb"
-exec chroot "$work/t/root" /bin/sh -c "$2"
-"""
-
-
 class InstallInThrowawayRoot(unittest.TestCase):
     def test_install_reinstall_and_purge(self):
         if os.geteuid() != 0:
-            self.skipTest("needs root (mount namespace, overlayfs, chroot)")
-        work = tmp / "overlay"
-        (work / "t").mkdir(parents=True)
-        shutil.copyfile(deb, work / "pkg.deb")
-        result = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", OVERLAY,
-                      "overlay", work, IN_ROOT], check=False, timeout=120)
-        if result.returncode != 0 and "mount" in result.stderr and "user=" not in result.stdout:
-            self.skipTest(f"no overlay root here: {result.stderr.strip()}")
+            self.skipTest("needs root (namespaces, overlayfs, chroot)")
+        result = run_as_root_in_overlay(tmp / "overlay", deb, IN_ROOT)
+        unavailable = overlay_unavailable(result, "user=")
+        if unavailable:
+            self.skipTest(unavailable)
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         report = dict(line.split("=", 1) for line in result.stdout.splitlines() if "=" in line)
 

@@ -1,0 +1,200 @@
+"""The install guide, executed: the shell blocks of docs/operations-install.md's "First
+installation, step by step", taken from the file (never copied here), run verbatim as root in one
+shell inside a throw-away root (throwaway_root.py: an overlay of this machine's /, with Debian's
+mariadb-server and nginx from scripts/install-deps, in private mount, PID and network
+namespaces) after `dpkg -i` of the package this tree builds. Then the endpoints are checked
+through Debian's nginx layout (sites-available, conf.d, snippets), and the purge.
+
+No systemd runs as PID 1 there, so `systemctl` and `journalctl` are the stand-ins of
+install_shims/ (they start the units from the installed unit files: the socket passed as fd 3,
+User, EnvironmentFile, READY=1). What the guide takes as given, a running MariaDB with root
+over its unix socket and a running nginx with Debian's default site, is set up first.
+
+It also checks the frictions an operator found (issue 14): the API's own server{} beside
+Debian's default site (nginx -t passes; the snippet inside the default site fails as the guide
+says), the access log's format with the request id and the cache's verdict, the docs site in
+the package, the loader config, --check-config with the environment file, probes left out of
+the worker's log, and the purge naming what it leaves.
+"""
+
+import re
+import shutil
+import tempfile
+import textwrap
+import unittest
+from pathlib import Path
+
+from harness import REPO
+from throwaway_root import (build_package, overlay_unavailable, run_as_root_in_overlay,
+                            skip_unless_plain_tree)
+
+GUIDE = REPO / "docs/operations-install.md"
+SHIMS = Path(__file__).resolve().parent / "install_shims"
+
+tmp = None
+deb = None
+
+
+def guide_blocks():
+    """The ```sh blocks of the step-by-step section, dedented, in order."""
+    text = GUIDE.read_text()
+    section = re.search(r"^## First installation, step by step\n(.*?)^## ", text,
+                        re.S | re.M).group(1)
+    blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", section, re.S | re.M)
+    return [textwrap.dedent(body) for _indent, body in blocks]
+
+
+# What the guide takes as given: Debian's MariaDB (root in over the unix socket) and nginx,
+# running. A fresh data directory, so nothing of this machine's databases is read.
+PRECONDITIONS = r"""
+set -eu
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+dpkg -i /pkg.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; exit 1; }
+echo "installed=yes"
+rm -rf /var/lib/mysql && mkdir -p /var/lib/mysql /run/mysqld
+chown mysql:mysql /var/lib/mysql /run/mysqld
+mariadb-install-db --user=mysql --datadir=/var/lib/mysql --auth-root-authentication-method=socket \
+  >/tmp/mariadb-install.log 2>&1 || { cat /tmp/mariadb-install.log; exit 1; }
+mariadbd --user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock \
+  --bind-address=127.0.0.1 --port=3306 >/tmp/mariadbd.log 2>&1 &
+for _ in $(seq 300); do mariadb -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+mariadb -e 'SELECT 1' >/dev/null
+systemctl start nginx
+echo "=== the guide"
+"""
+
+# After the guide's blocks: what the test reads, as name=value lines.
+CHECKS = r"""
+echo "=== checks"
+set +e
+get() { curl -s -o /tmp/body -w '%{http_code}' "http://127.0.0.1:8080$1"; }
+for _ in $(seq 100); do
+  [ "$(get '/v1/history?page_size=1')" = 200 ] && grep -q '"total":100' /tmp/body && break
+  sleep 0.1
+done
+printf 'history=%s %s\n' "$(get '/v1/history?page_size=1')" "$(head -c 300 /tmp/body)"
+printf 'networks=%s\n' "$(get /v1/networks)"
+printf 'readyz=%s %s\n' "$(get /readyz)" "$(cat /tmp/body)"
+printf 'docs=%s\n' "$(get /docs/)"
+printf 'openapi=%s %s\n' "$(get /v1/openapi.json)" "$(head -c 20 /tmp/body)"
+printf 'default_site=%s\n' "$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:80/)"
+printf 'account=%s %s\n' "$(get '/v1/account?recipient_address=0x52d9E4Ccc9c769F131b6eF0C3729E5D0cd52dEfE&recipient_blockchain=unitiot&deposit_blockchain=unitcore')" "$(cat /tmp/body)"
+printf 'accounts_recorded=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM connector.deposit_accounts WHERE recipient_address = '0x52d9E4Ccc9c769F131b6eF0C3729E5D0cd52dEfE'")"
+printf 'check_config=%s\n' "$(connector-worker --config /etc/connector/connector.conf --env-file /etc/connector/connector.env --check-config 2>&1 | tr '\n' ' ')"
+printf 'access_log=%s\n' "$(grep 'GET /v1/networks ' /var/log/nginx/connector.access.log | tail -n 1)"
+printf 'worker_log_networks=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"/v1/networks"')"
+printf 'worker_log_probes=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"ops"')"
+# The guide's warning, checked as it says: the API's snippet inside Debian's default site fails
+# nginx -t with a duplicate location "/" (the default site put back afterwards).
+cp /etc/nginx/sites-available/default /tmp/default-site
+sed -i 's|^\(\s*server_name _;\)|\1 include snippets/connector.conf;|' /etc/nginx/sites-available/default
+printf 'in_default_site=%s\n' "$(nginx -t 2>&1 | grep -o 'duplicate location "/"' || echo passed)"
+cp /tmp/default-site /etc/nginx/sites-available/default
+dpkg --purge unit-connector >/tmp/purge.log 2>&1
+printf 'purge=%s\n' "$(tr '\n' ' ' </tmp/purge.log)"
+"""
+
+
+def setUpModule():
+    global tmp, deb
+    skip_unless_plain_tree()
+    tmp = Path(tempfile.mkdtemp(prefix="connector-install-docs-"))
+    try:
+        deb = build_package(tmp)
+    except BaseException:
+        tearDownModule()
+        raise
+
+
+def tearDownModule():
+    if tmp is not None:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class GuideRunsVerbatim(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        blocks = guide_blocks()
+        script = PRECONDITIONS + "\n".join(blocks) + CHECKS
+        cls.blocks = blocks
+        cls.result = run_as_root_in_overlay(
+            tmp / "root", deb, script, network=True, timeout=240,
+            files={"/usr/local/sbin/systemctl": SHIMS / "systemctl",
+                   "/usr/local/bin/journalctl": SHIMS / "journalctl"})
+        unavailable = overlay_unavailable(cls.result, "installed=yes")
+        if unavailable:
+            raise unittest.SkipTest(unavailable)
+        cls.output = cls.result.stdout + cls.result.stderr
+        cls.report = dict(line.split("=", 1) for line in cls.result.stdout.split("=== checks")[-1]
+                          .splitlines() if "=" in line)
+
+    def value(self, name):
+        self.assertIn(name, self.report, self.output)
+        return self.report[name]
+
+    def test_the_guide_has_the_commands_of_its_five_steps(self):
+        # Step 2 has two blocks (the files, then their check); a block lost to a formatting
+        # slip would otherwise go untested silently.
+        self.assertEqual(len(self.blocks), 6, self.blocks)
+        for block, command in zip(self.blocks, ["connector-migrate", "connector.env",
+                                                "--check-config", "nginx -t", "systemctl enable",
+                                                "connector-admin --config"]):
+            self.assertIn(command, block)
+
+    def test_every_command_of_the_guide_succeeded(self):
+        # The script runs under `set -e`: the checks are reached only if every block passed.
+        self.assertEqual(self.result.returncode, 0, self.output)
+        self.assertIn("=== checks", self.result.stdout, self.output)
+
+    def test_the_api_answers_through_debians_nginx_layout(self):
+        status, body = self.value("history").split(" ", 1)
+        self.assertEqual(status, "200", self.output)
+        self.assertIn('"total_history":"100"', body)
+        self.assertEqual(self.value("networks"), "200")
+        self.assertEqual(self.value("readyz").split(" ", 1)[0], "200")
+        # Debian's default site still answers on port 80, beside the API's own server{}.
+        self.assertEqual(self.value("default_site"), "200")
+
+    def test_the_snippet_in_debians_default_site_fails_as_the_guide_says(self):
+        self.assertEqual(self.value("in_default_site"), 'duplicate location "/"')
+        self.assertIn('duplicate location "/"', GUIDE.read_text())
+
+    def test_the_docs_site_is_in_the_package(self):
+        self.assertEqual(self.value("docs"), "200")
+        status, head = self.value("openapi").split(" ", 1)
+        self.assertEqual(status, "200")
+        self.assertTrue(head.startswith("{"), head)
+
+    def test_a_new_deposit_address_is_recorded_by_the_writer_account(self):
+        status, body = self.value("account").split(" ", 1)
+        self.assertEqual(status, "200", body)
+        self.assertRegex(body, r'"deposit_address":"0x[0-9a-fA-F]{40}"')
+        self.assertEqual(self.value("accounts_recorded"), "1")
+
+    def test_check_config_with_the_environment_file_sees_the_passwords(self):
+        settings = self.value("check_config").split()
+        self.assertIn("db_password=(set)", settings)
+        self.assertIn("db_user=connector_reader", settings)
+        self.assertIn("db_write_user=connector_writer", settings)
+
+    def test_nginx_access_log_has_the_request_id_and_the_cache_verdict(self):
+        line = self.value("access_log")
+        self.assertRegex(line, r'"GET /v1/networks HTTP/1\.1" 200 \d+ [0-9.]+ '
+                               r'request_id=[0-9a-f]{32} upstream=200/[0-9.]+ cache=(MISS|HIT|-)')
+
+    def test_probes_stay_out_of_the_workers_log(self):
+        self.assertGreaterEqual(int(self.value("worker_log_networks")), 1, self.output)
+        self.assertEqual(self.value("worker_log_probes"), "0")
+
+    def test_purge_names_what_it_leaves(self):
+        purge = self.value("purge")
+        for path in ("/etc/nginx/conf.d/connector-http.conf", "/etc/nginx/snippets/connector.conf",
+                     "/etc/nginx/sites-available/connector", "/etc/nginx/sites-enabled/connector",
+                     "/var/cache/nginx-connector"):
+            self.assertIn(path, purge)
+        self.assertIn("also left: the database and its accounts", purge)
+
+
+if __name__ == "__main__":
+    unittest.main()
