@@ -115,6 +115,12 @@ class PackageArchive(unittest.TestCase):
         for name in ("libfcgi0ldbl", "libmysqlcppconn7v5", "libc6", "libstdc++6"):
             self.assertIn(name, depends)
 
+    def test_the_file_name_is_the_one_the_docs_name(self):
+        arch = run(["dpkg", "--print-architecture"]).stdout.strip()
+        name = f"{PACKAGE}_{project_version()}-1_{arch}.deb"
+        self.assertEqual(deb.name, name)
+        self.assertIn(f"`{name}`", (REPO / "docs/operations.md").read_text())
+
     def test_depends_covers_every_library_the_programs_load(self):
         # dpkg-shlibdeps computed Depends: each NEEDED library of both programs comes from a
         # package listed there.
