@@ -29,7 +29,9 @@ set(CONNECTOR_PACKAGE_NAME "unit-connector")
 set(CONNECTOR_SHARE_DIR "share/connector")
 set(CONNECTOR_DOC_DIR "share/doc/${CONNECTOR_PACKAGE_NAME}")
 set(CONNECTOR_MAINTAINER "UNIT connector maintainers <connector@unit.invalid>")
-set(CONNECTOR_DEBIAN_RELEASE 1)
+# The Debian revision: raise it (-DCONNECTOR_DEBIAN_RELEASE=2) for a new package of the same
+# upstream version; a new version is project(... VERSION ...) in CMakeLists.txt.
+set(CONNECTOR_DEBIAN_RELEASE 1 CACHE STRING "Debian revision of the package (the -N of VERSION-N)")
 
 # --- install rules ---------------------------------------------------------------------------
 
@@ -119,13 +121,22 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CONNECTOR_DOC_DIR}/d
 
 
 # Debian's changelog of the package (policy 12.7; lintian): one entry for this version, dated
-# by the commit it is built from (the configure time outside git), gzip -9n as policy asks.
-execute_process(COMMAND git log -1 --format=%ct WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-  OUTPUT_VARIABLE CONNECTOR_SOURCE_EPOCH OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(CONNECTOR_SOURCE_EPOCH MATCHES "^[0-9]+$")
-  set(ENV{SOURCE_DATE_EPOCH} ${CONNECTOR_SOURCE_EPOCH})
+# SOURCE_DATE_EPOCH when the caller sets it (reproducible builds), else by the commit the tree
+# is built from, else (no git) the configure time; gzip -9n as policy asks.
+if(DEFINED ENV{SOURCE_DATE_EPOCH})
+  string(TIMESTAMP CONNECTOR_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+else()
+  execute_process(COMMAND git log -1 --format=%ct WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+    OUTPUT_VARIABLE CONNECTOR_SOURCE_EPOCH OUTPUT_STRIP_TRAILING_WHITESPACE
+    ERROR_VARIABLE CONNECTOR_GIT_ERROR)
+  if(CONNECTOR_SOURCE_EPOCH MATCHES "^[0-9]+$")
+    set(ENV{SOURCE_DATE_EPOCH} ${CONNECTOR_SOURCE_EPOCH})
+  else()
+    message(WARNING "changelog.Debian dated now: no commit time from git (${CONNECTOR_GIT_ERROR})")
+  endif()
+  string(TIMESTAMP CONNECTOR_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
+  unset(ENV{SOURCE_DATE_EPOCH})
 endif()
-string(TIMESTAMP CONNECTOR_CHANGELOG_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)
 file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/package/changelog.Debian CONTENT
 "${CONNECTOR_PACKAGE_NAME} (${PROJECT_VERSION}-${CONNECTOR_DEBIAN_RELEASE}) unstable; urgency=medium
 

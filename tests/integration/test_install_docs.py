@@ -50,6 +50,9 @@ PRECONDITIONS = r"""
 set -eu
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8
+# nginx runs before the package comes (its workers then lack the socket's group until the
+# restart the guide asks for: a guide saying reload would fail here, as on a real host).
+systemctl start nginx
 dpkg -i /pkg.deb >/tmp/dpkg.log 2>&1 || { cat /tmp/dpkg.log; exit 1; }
 echo "installed=yes"
 rm -rf /var/lib/mysql && mkdir -p /var/lib/mysql /run/mysqld
@@ -60,7 +63,6 @@ mariadbd --user=mysql --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock 
   --bind-address=127.0.0.1 --port=3306 >/tmp/mariadbd.log 2>&1 &
 for _ in $(seq 300); do mariadb -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
 mariadb -e 'SELECT 1' >/dev/null
-systemctl start nginx
 echo "=== the guide"
 """
 
@@ -68,11 +70,14 @@ echo "=== the guide"
 CHECKS = r"""
 echo "=== checks"
 set +e
-get() { curl -s -o /tmp/body -w '%{http_code}' "http://127.0.0.1:8080$1"; }
+get() { curl -s --max-time 5 -o /tmp/body -w '%{http_code}' "http://127.0.0.1:8080$1"; }
+# The worker reloads the imported networks within reference_refresh_ms (1 s); asked with an
+# unknown parameter, which nginx answers but never stores, so no early answer gets cached.
 for _ in $(seq 100); do
-  [ "$(get '/v1/history?page_size=1')" = 200 ] && grep -q '"total":100' /tmp/body && break
+  [ "$(get '/v1/networks?ready=1')" = 200 ] && grep -q '"unitiot"' /tmp/body && break
   sleep 0.1
 done
+printf 'service_status=%s\n' "$(systemctl status connector-worker.service | grep -o 'Status: .*')"
 printf 'history=%s %s\n' "$(get '/v1/history?page_size=1')" "$(head -c 300 /tmp/body)"
 printf 'networks=%s\n' "$(get /v1/networks)"
 printf 'readyz=%s %s\n' "$(get /readyz)" "$(cat /tmp/body)"
@@ -82,7 +87,7 @@ printf 'default_site=%s\n' "$(curl -s -o /dev/null -w '%{http_code}' http://127.
 printf 'account=%s %s\n' "$(get '/v1/account?recipient_address=0x52d9E4Ccc9c769F131b6eF0C3729E5D0cd52dEfE&recipient_blockchain=unitiot&deposit_blockchain=unitcore')" "$(cat /tmp/body)"
 printf 'accounts_recorded=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM connector.deposit_accounts WHERE recipient_address = '0x52d9E4Ccc9c769F131b6eF0C3729E5D0cd52dEfE'")"
 printf 'check_config=%s\n' "$(connector-worker --config /etc/connector/connector.conf --env-file /etc/connector/connector.env --check-config 2>&1 | tr '\n' ' ')"
-printf 'access_log=%s\n' "$(grep 'GET /v1/networks ' /var/log/nginx/connector.access.log | tail -n 1)"
+printf 'access_log=%s\n' "$(grep 'GET /v1/networks ' /var/log/nginx/connector.access.log | head -n 1)"
 printf 'worker_log_networks=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"/v1/networks"')"
 printf 'worker_log_probes=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"ops"')"
 # The guide's warning, checked as it says: the API's snippet inside Debian's default site fails
@@ -115,6 +120,10 @@ def tearDownModule():
 class GuideRunsVerbatim(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        if not Path("/proc/net/if_inet6").exists():
+            # The site file listens on [::]:8080, as Debian's default site on [::]:80; the
+            # guide says to delete that line on such hosts.
+            raise unittest.SkipTest("no IPv6 on this host")
         blocks = guide_blocks()
         script = PRECONDITIONS + "\n".join(blocks) + CHECKS
         cls.blocks = blocks
@@ -155,6 +164,7 @@ class GuideRunsVerbatim(unittest.TestCase):
         self.assertEqual(self.value("readyz").split(" ", 1)[0], "200")
         # Debian's default site still answers on port 80, beside the API's own server{}.
         self.assertEqual(self.value("default_site"), "200")
+        self.assertEqual(self.value("service_status"), 'Status: "serving"')
 
     def test_the_snippet_in_debians_default_site_fails_as_the_guide_says(self):
         self.assertEqual(self.value("in_default_site"), 'duplicate location "/"')
@@ -181,7 +191,7 @@ class GuideRunsVerbatim(unittest.TestCase):
     def test_nginx_access_log_has_the_request_id_and_the_cache_verdict(self):
         line = self.value("access_log")
         self.assertRegex(line, r'"GET /v1/networks HTTP/1\.1" 200 \d+ [0-9.]+ '
-                               r'request_id=[0-9a-f]{32} upstream=200/[0-9.]+ cache=(MISS|HIT|-)')
+                               r'request_id=[0-9a-f]{32} upstream=200/[0-9.]+ cache=MISS')
 
     def test_probes_stay_out_of_the_workers_log(self):
         self.assertGreaterEqual(int(self.value("worker_log_networks")), 1, self.output)
@@ -191,7 +201,7 @@ class GuideRunsVerbatim(unittest.TestCase):
         purge = self.value("purge")
         for path in ("/etc/nginx/conf.d/connector-http.conf", "/etc/nginx/snippets/connector.conf",
                      "/etc/nginx/sites-available/connector", "/etc/nginx/sites-enabled/connector",
-                     "/var/cache/nginx-connector"):
+                     "/var/cache/nginx-connector", "/var/log/nginx/connector.access.log"):
             self.assertIn(path, purge)
         self.assertIn("also left: the database and its accounts", purge)
 

@@ -81,7 +81,9 @@ def run_as_root_in_overlay(work, deb, script, files=None, network=False, timeout
         target = work / "files" / inside.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(local, target)
-    namespaces = ["--mount", "--propagation", "private", "--pid", "--fork"]
+    # --kill-child: on a timeout, killing unshare also ends the namespace's PID 1, hence every
+    # daemon the script started, and the tmpfs with them.
+    namespaces = ["--mount", "--propagation", "private", "--pid", "--fork", "--kill-child"]
     if network:
         namespaces.append("--net")
         script = "ip link set lo up\n" + script
