@@ -1,6 +1,9 @@
 // Wire formatting and query-string rules shared by the endpoints: the contract's
 // (../shared/spec/decisions.md), as the project's worker applies them.
-import { createHash } from 'node:crypto';
+import { createXXHash128 } from 'hash-wasm';
+
+// One hasher per process (WebAssembly, made once; strongEtag runs synchronously).
+const xxh128 = await createXXHash128();
 
 // Base units -> whole units with `decimals` fraction digits: plain decimal, no exponent, no
 // trailing zeros, no trailing dot, "0" for zero. Text only, so amounts up to 2^256-1 stay exact.
@@ -15,9 +18,9 @@ export function formatUnits(baseUnits, decimals) {
   return fraction === '' ? whole : `${whole}.${fraction}`;
 }
 
-// A strong ETag of the body: the first 128 bits of its SHA-256, in hex.
+// A strong ETag of the body: its XXH3-128 in canonical hex (hash-wasm), as the worker's.
 export function strongEtag(body) {
-  return `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
+  return `"${xxh128.init().update(body).digest('hex')}"`;
 }
 
 // If-None-Match: a list of tags (weak ones compare as strong), or "*".
