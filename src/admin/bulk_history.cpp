@@ -32,6 +32,11 @@ void rebuild_counts(db::Database& db) {
           "INSERT INTO history_counts SELECT status, pair_id, source_chain, destination_chain, "
           "source_asset_id, destination_asset_id, COUNT(*) FROM history GROUP BY status, "
           "pair_id, source_chain, destination_chain, source_asset_id, destination_asset_id");
+  execute(db, "DELETE FROM history_address_counts");
+  for (const char* column : {"source_deposit_address", "source_sender", "destination_address"}) {
+    execute(db, std::string("INSERT INTO history_address_counts SELECT '") + column + "', " +
+                    column + ", status, COUNT(*) FROM history GROUP BY " + column + ", status");
+  }
   db.commit();
 }
 

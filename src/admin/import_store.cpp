@@ -290,6 +290,7 @@ void refresh_statistics(db::Database& db) noexcept {
   try {
     auto rs = db.query(
         "ANALYZE TABLE chains, chain_status, assets, connects, pairs, history, history_counts, "
+        "history_address_counts, "
         "deposit_accounts");
     while (rs->next()) {  // Table, Op, Msg_type, Msg_text
       if (db::read_value<std::string>(*rs, 3) == "error") {

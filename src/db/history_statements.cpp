@@ -75,25 +75,28 @@ constexpr FilterColumn kFilterColumns[] = {
 // Most selective first: transaction hashes and addresses name a handful of records, a pair,
 // asset or chain many, a status a quarter of them. The (column, status) variant of an index
 // comes before the plain one, so it is taken whenever the status is set too.
+constexpr auto kCounters = TotalSource::kCounters;
+constexpr auto kAddressCounters = TotalSource::kAddressCounters;
+constexpr auto kIndex = TotalSource::kIndex;
 constexpr AccessPath kPaths[] = {
-    {"ix_history_source_tx_hash", "source_tx_hash", false, false},
-    {"ix_history_destination_tx_hash", "destination_tx_hash", false, false},
-    {"ix_history_source_deposit_address_status", "source_deposit_address", true, false},
-    {"ix_history_source_deposit_address", "source_deposit_address", false, false},
-    {"ix_history_destination_address_status", "destination_address", true, false},
-    {"ix_history_destination_address", "destination_address", false, false},
-    {"ix_history_source_sender_status", "source_sender", true, false},
-    {"ix_history_source_sender", "source_sender", false, false},
-    {"ix_history_pair_status", "pair_id", true, true},
-    {"ix_history_pair", "pair_id", false, true},
-    {"ix_history_source_asset", "source_asset_id", false, true},
-    {"ix_history_destination_asset", "destination_asset_id", false, true},
-    {"ix_history_source_chain_status", "source_chain", true, true},
-    {"ix_history_source_chain", "source_chain", false, true},
-    {"ix_history_destination_chain_status", "destination_chain", true, true},
-    {"ix_history_destination_chain", "destination_chain", false, true},
-    {"ix_history_status", "status", false, true},
-    {"PRIMARY", "", false, true},
+    {"ix_history_source_tx_hash", "source_tx_hash", false, kIndex},
+    {"ix_history_destination_tx_hash", "destination_tx_hash", false, kIndex},
+    {"ix_history_source_deposit_address_status", "source_deposit_address", true, kAddressCounters},
+    {"ix_history_source_deposit_address", "source_deposit_address", false, kAddressCounters},
+    {"ix_history_destination_address_status", "destination_address", true, kAddressCounters},
+    {"ix_history_destination_address", "destination_address", false, kAddressCounters},
+    {"ix_history_source_sender_status", "source_sender", true, kAddressCounters},
+    {"ix_history_source_sender", "source_sender", false, kAddressCounters},
+    {"ix_history_pair_status", "pair_id", true, kCounters},
+    {"ix_history_pair", "pair_id", false, kCounters},
+    {"ix_history_source_asset", "source_asset_id", false, kCounters},
+    {"ix_history_destination_asset", "destination_asset_id", false, kCounters},
+    {"ix_history_source_chain_status", "source_chain", true, kCounters},
+    {"ix_history_source_chain", "source_chain", false, kCounters},
+    {"ix_history_destination_chain_status", "destination_chain", true, kCounters},
+    {"ix_history_destination_chain", "destination_chain", false, kCounters},
+    {"ix_history_status", "status", false, kCounters},
+    {"PRIMARY", "", false, kCounters},
 };
 // The unfiltered list's deferred join skips its offset on the narrowest index in id order.
 constexpr std::string_view kNarrowIdIndex = "ix_history_id";
@@ -173,9 +176,15 @@ Conditions index_conditions(bool residuals) {
 HistoryStatement count_of(const AccessPath& path, const HistoryFilter* filter, bool residuals) {
   HistoryStatement s;
   // Exact either way: the counter rows are kept by triggers in the same transactions as history.
-  if (path.counted_by_counters) {
+  if (path.total == TotalSource::kCounters) {
     s.sql = "SELECT COALESCE(SUM(records), 0) FROM history_counts" +
             where_clause(path, filter, s.params, Conditions::kCounters);
+  } else if (path.total == TotalSource::kAddressCounters && !residuals) {
+    // The driving values are the address, then the status (kFilterColumns' order).
+    where_clause(path, filter, s.params, Conditions::kDriving);
+    s.sql = "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE address_column = '" +
+            std::string(path.column) + "' AND address = ?" +
+            (path.with_status ? " AND status = ?" : "");
   } else {
     s.sql = "SELECT COUNT(*) FROM history" + forced(path.index) +
             where_clause(path, filter, s.params, index_conditions(residuals));

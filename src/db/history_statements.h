@@ -19,11 +19,18 @@ namespace connector::db {
 
 // An index that drives a history read: its driving column bound with "=", and for the
 // (column, status) indexes the status too. Rows come out in id order within it.
+// Where the exact total of a path's list comes from.
+enum class TotalSource {
+  kCounters,         // coarse filters: a sum of history_counts rows
+  kAddressCounters,  // one address (and status), nothing else: history_address_counts rows
+  kIndex,            // COUNT(*) over the index range (tx hashes; an address with other filters)
+};
+
 struct AccessPath {
   std::string_view index;
   std::string_view column;  // "" for the unfiltered list
   bool with_status;
-  bool counted_by_counters;  // coarse filters only: the total sums history_counts rows
+  TotalSource total;
 };
 
 // The path for these filters: the first of the table whose driving filters are all set.

@@ -181,19 +181,38 @@ class Totals(unittest.TestCase):
             where = " WHERE " + " AND ".join(conditions) if conditions else ""
             real = stack.sql("SELECT COUNT(*) FROM history" + where)[0][0]
             self.assertEqual(history(**params)["total_history"], real, params)
+        # One address, alone or with a status (history_address_counts), in each address
+        # column: the busiest of each, and one written in upper case (addresses compare
+        # case-insensitively, as the index does).
+        for column in ("source_deposit_address", "source_sender", "destination_address"):
+            (address,), = stack.sql(f"SELECT {column} FROM history GROUP BY {column} "
+                                    "ORDER BY COUNT(*) DESC LIMIT 1")
+            for status in (None, "Confirmed", "Pending"):
+                params = {column: address.lower() if status else "0x" + address[2:].upper()}
+                where = f" WHERE {column} = '{address}'"
+                if status:
+                    params["status"] = status
+                    where += f" AND status = '{status}'"
+                real = stack.sql("SELECT COUNT(*) FROM history" + where)[0][0]
+                self.assertEqual(history(**params)["total_history"], real, params)
 
     def test_totals_equal_count_after_inserts_status_changes_and_deletes(self):
         self.check_totals()
         stack.sql("UPDATE history SET status = 'Confirmed' WHERE id % 7 = 0 AND status <> 'Confirmed'")
         stack.sql("UPDATE history SET status = 'Error', pair_id = pair_id WHERE id % 13 = 0")
+        # An address moved (the address counters' -1/+1), and one only re-cased (no change).
+        stack.sql("UPDATE history SET destination_address = source_sender WHERE id % 17 = 0")
+        stack.sql("UPDATE history SET source_sender = CONCAT('0x', UPPER(SUBSTRING(source_sender, 3)))"
+                  " WHERE id % 19 = 0")
         self.check_totals()
         stack.sql("DELETE FROM history WHERE id % 11 = 0")
         self.check_totals()
         result = stack.admin("gen-history", 1000, "--seed", "12")
         self.assertEqual(result.returncode, 0, result.stderr)
         self.check_totals()
-        self.assertEqual(stack.sql("SELECT COUNT(*) FROM history_counts WHERE records < 0"),
-                         [["0"]])
+        for counters in ("history_counts", "history_address_counts"):
+            self.assertEqual(stack.sql(f"SELECT COUNT(*) FROM {counters} WHERE records < 0"),
+                             [["0"]])
 
 
 class DeepPages(unittest.TestCase):

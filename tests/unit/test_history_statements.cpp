@@ -120,15 +120,26 @@ BOOST_AUTO_TEST_CASE(driving_values_come_first_then_each_residual_twice_in_colum
   BOOST_TEST((page.params.back() == Param(std::uint64_t{4})));
 }
 
-BOOST_AUTO_TEST_CASE(a_filter_alone_reads_its_index_alone_another_one_adds_the_residuals) {
+BOOST_AUTO_TEST_CASE(an_address_alone_is_counted_by_its_counters_another_filter_on_its_index) {
   HistoryFilter f;
   f.destination_address = "0xdd";
   const auto alone = count_statement(choose_access_path(f), f);
   BOOST_TEST(alone.sql ==
-             "SELECT COUNT(*) FROM history FORCE INDEX "
-             "(ix_history_destination_address) WHERE destination_address = ?");
+             "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE "
+             "address_column = 'destination_address' AND address = ?");
+  BOOST_TEST((alone.params == connector::db::Params{std::string("0xdd")}));
+  f.status = HistoryStatus::kError;
+  const auto with_status = count_statement(choose_access_path(f), f);
+  BOOST_TEST(with_status.sql ==
+             "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE "
+             "address_column = 'destination_address' AND address = ? AND status = ?");
+  BOOST_TEST((with_status.params == connector::db::Params{std::string("0xdd"), std::string("Error")}));
+  f.status.reset();
   f.pair_id = 3;
   const auto with_pair = count_statement(choose_access_path(f), f);
+  BOOST_TEST(with_pair.sql.rfind("SELECT COUNT(*) FROM history FORCE INDEX "
+                                 "(ix_history_destination_address) WHERE destination_address = ?",
+                                 0) == 0u);
   BOOST_TEST(with_pair.sql.find("AND (? IS NULL OR pair_id = ?)") != std::string::npos);
   BOOST_TEST(with_pair.params.size() == 1u + 2u * 10u);
 }
@@ -141,7 +152,7 @@ BOOST_AUTO_TEST_CASE(coarse_filters_are_counted_from_the_counters_fine_ones_on_t
   BOOST_TEST(coarse.sql.rfind("SELECT COALESCE(SUM(records), 0) FROM history_counts WHERE", 0) ==
              0u);
   BOOST_TEST(coarse.params.size() == 12u);  // six dimensions, each residual
-  f.source_sender = "0xbb";
+  f.source_sender = "0xbb";  // with a pair: the sender's index range, not its counters
   const auto fine = count_statement(choose_access_path(f), f);
   BOOST_TEST(fine.sql.rfind("SELECT COUNT(*) FROM history FORCE INDEX "
                             "(ix_history_source_sender_status) WHERE source_sender = ?",
