@@ -99,6 +99,7 @@ export function parseHistoryQuery(params, reference) {
     values: [],
     fine: false,
     status: null,
+    addresses: [],  // [column, value] of each address filter
   };
   if (params.has('page_size')) {
     const size = uint64('page_size', params.get('page_size'));
@@ -112,21 +113,31 @@ export function parseHistoryQuery(params, reference) {
     q.conditions.push(`${column} = ?`);
     q.values.push(value);
     if (!coarse) q.fine = true;
+    if (parse === address) q.addresses.push([column, value]);
   }
   return q;
 }
 
 // --- the store -----------------------------------------------------------------------------
 
-// Exact totals: coarse filters only (status, pair, chains, assets) sum the counter rows the
-// schema keeps per combination (history_counts, kept by triggers); an address or a transaction
-// hash names few records, counted on its index.
+// Exact totals from the counter rows the schema keeps (kept by triggers): coarse filters only
+// (status, pair, chains, assets) sum history_counts; one address, alone or with a status, sums
+// history_address_counts; anything else (a transaction hash, an address with another filter)
+// names few records, counted on its index.
 async function countHistory(pool, q) {
   const where = q.conditions.length ? ` WHERE ${q.conditions.join(' AND ')}` : '';
-  const sql = q.fine
+  const oneAddress = q.addresses.length === 1 && q.conditions.length === (q.status ? 2 : 1);
+  let sql = q.fine
     ? `SELECT COUNT(*) AS total FROM history${where}`
     : `SELECT COALESCE(SUM(records), 0) AS total FROM history_counts${where}`;
-  const [rows] = await pool.execute(sql, q.values);
+  let values = q.values;
+  if (oneAddress) {
+    const [[column, value]] = q.addresses;
+    sql = 'SELECT COALESCE(SUM(records), 0) AS total FROM history_address_counts ' +
+      `WHERE address_column = ? AND address = ?${q.status ? ' AND status = ?' : ''}`;
+    values = q.status ? [column, value, q.status] : [column, value];
+  }
+  const [rows] = await pool.execute(sql, values);
   return BigInt(rows[0].total);
 }
 
