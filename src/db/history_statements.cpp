@@ -182,9 +182,10 @@ HistoryStatement count_of(const AccessPath& path, const HistoryFilter* filter, b
   } else if (path.total == TotalSource::kAddressCounters && !residuals) {
     // The driving values are the address, then the status (kFilterColumns' order).
     where_clause(path, filter, s.params, Conditions::kDriving);
-    s.sql = "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE address_column = '" +
-            std::string(path.column) + "' AND address = ?" +
-            (path.with_status ? " AND status = ?" : "");
+    s.sql =
+        "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE address_column = '" +
+        std::string(path.column) + "' AND address = ?" +
+        (path.with_status ? " AND status = ?" : "");
   } else {
     s.sql = "SELECT COUNT(*) FROM history" + forced(path.index) +
             where_clause(path, filter, s.params, index_conditions(residuals));

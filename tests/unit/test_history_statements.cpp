@@ -133,7 +133,8 @@ BOOST_AUTO_TEST_CASE(an_address_alone_is_counted_by_its_counters_another_filter_
   BOOST_TEST(with_status.sql ==
              "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE "
              "address_column = 'destination_address' AND address = ? AND status = ?");
-  BOOST_TEST((with_status.params == connector::db::Params{std::string("0xdd"), std::string("Error")}));
+  BOOST_TEST(
+      (with_status.params == connector::db::Params{std::string("0xdd"), std::string("Error")}));
   f.status.reset();
   f.pair_id = 3;
   const auto with_pair = count_statement(choose_access_path(f), f);
