@@ -17,15 +17,16 @@
 
 namespace connector::db {
 
-// An index that drives a history read: its driving column bound with "=", and for the
-// (column, status) indexes the status too. Rows come out in id order within it.
 // Where the exact total of a path's list comes from.
 enum class TotalSource {
   kCounters,         // coarse filters: a sum of history_counts rows
   kAddressCounters,  // one address (and status), nothing else: history_address_counts rows
-  kIndex,            // COUNT(*) over the index range (tx hashes; an address with other filters)
+  kIndex,            // COUNT(*) over the index range (tx hashes)
 };
+// An address path counts its index range too when another filter is set (count_of()).
 
+// An index that drives a history read: its driving column bound with "=", and for the
+// (column, status) indexes the status too. Rows come out in id order within it.
 struct AccessPath {
   std::string_view index;
   std::string_view column;  // "" for the unfiltered list

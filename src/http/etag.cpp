@@ -15,9 +15,11 @@ std::string_view trim(std::string_view s) {
 
 }  // namespace
 
-// XXH3-128 (Debian's libxxhash) in its canonical byte order, as `xxhsum -H2` prints it. A
-// validator only has to tell bodies apart, not resist forgery: the bodies are the service's own
-// JSON of data the connector's nodes wrote. It costs about 1 us for a 27 KB history page, where
+// XXH3-128 (Debian's libxxhash) in its canonical byte order, as `xxhsum -H2` prints it. A tag
+// is only ever compared with a tag of an earlier answer to the same URL, whose next body no
+// client chooses (the nodes write the records; a client picks at most an address it queries), and
+// a collision could only turn a changed answer into a stale 304, never show other data: a
+// non-cryptographic 128-bit hash is enough. It costs about 1 us for a 27 KB history page, where
 // SHA-256 cost 16-20 us, a tenth of the worker's CPU per page (docs/BENCHMARKS.md).
 std::string strong_etag(std::string_view body) {
   XXH128_canonical_t canonical;

@@ -5,7 +5,8 @@
 
 namespace connector::http {
 
-// "\"" + 32 hex digits of SHA-256(body) + "\"": equal bodies, equal tags, on every worker.
+// "\"" + the 32 hex digits of the body's XXH3-128 + "\"": equal bodies, equal tags, on every
+// worker of one version.
 std::string strong_etag(std::string_view body);
 
 // If-None-Match uses the weak comparison (RFC 9110 13.1.2): "*" or any listed tag equal to etag

@@ -50,7 +50,8 @@ BOOST_AUTO_TEST_CASE(every_filter_combination_maps_into_the_fixed_set) {
   const std::set<std::string> known(all.begin(), all.end());
   BOOST_TEST(known.size() == all.size());  // listed once each
   // 18 access paths x 2 orders x (the direct and the deferred form, each with and without
-  // residuals), 8 index counts with and without residuals, the counters' sum, by hash.
+  // residuals); 2 tx-hash counts with and without residuals; 6 address counts, from the address
+  // counters without residuals and on the index with them; the counters' sum; by hash.
   BOOST_TEST(all.size() == 162u);
   std::set<std::string> used;
   for (unsigned mask = 0; mask < (1u << 11); ++mask) {
