@@ -19,14 +19,12 @@ the worker's log, and the purge naming what it leaves.
 
 import re
 import shutil
-import tempfile
 import textwrap
 import unittest
 from pathlib import Path
 
 from harness import REPO
-from throwaway_root import (build_package, overlay_unavailable, run_as_root_in_overlay,
-                            skip_unless_plain_tree)
+from throwaway_root import overlay_unavailable, package_in_new_directory, run_as_root_in_overlay
 
 GUIDE = REPO / "docs/operations-install.md"
 SHIMS = Path(__file__).resolve().parent / "install_shims"
@@ -103,13 +101,7 @@ printf 'purge=%s\n' "$(tr '\n' ' ' </tmp/purge.log)"
 
 def setUpModule():
     global tmp, deb
-    skip_unless_plain_tree()
-    tmp = Path(tempfile.mkdtemp(prefix="connector-install-docs-"))
-    try:
-        deb = build_package(tmp)
-    except BaseException:
-        tearDownModule()
-        raise
+    tmp, deb = package_in_new_directory("connector-install-docs-")
 
 
 def tearDownModule():

@@ -15,13 +15,11 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import unittest
-from pathlib import Path
 
 from harness import BUILD_DIR, REPO
-from throwaway_root import (PACKAGE, build_package, overlay_unavailable, run,
-                            run_as_root_in_overlay, skip_unless_plain_tree)
+from throwaway_root import (PACKAGE, overlay_unavailable, package_in_new_directory, run,
+                            run_as_root_in_overlay)
 
 SHARE = "usr/share/connector"
 DOC = f"usr/share/doc/{PACKAGE}"
@@ -33,13 +31,7 @@ tmp = None
 
 def setUpModule():
     global deb, tmp
-    skip_unless_plain_tree()
-    tmp = Path(tempfile.mkdtemp(prefix="connector-package-"))
-    try:
-        deb = build_package(tmp)
-    except BaseException:
-        tearDownModule()  # unittest does not call it when setUpModule fails
-        raise
+    tmp, deb = package_in_new_directory("connector-package-")
 
 
 def tearDownModule():

@@ -1,6 +1,6 @@
 """The Debian package of this build tree, and a throw-away root to install it in.
 
-build_package(directory) runs `cpack -G DEB` on the plain build tree (cmake/packaging.cmake)
+package_in_new_directory(prefix) does that in a new temporary directory. build_package(directory) runs `cpack -G DEB` on the plain build tree (cmake/packaging.cmake)
 into `directory` and returns the .deb; the build tree is only read (cpack builds nothing:
 CMAKE_SKIP_INSTALL_ALL_DEPENDENCY). skip_unless_plain_tree() skips a module in build-asan/:
 sanitized binaries are never shipped.
@@ -16,6 +16,7 @@ script started is killed when it ends (the script is the namespace's PID 1). The
 import os
 import shutil
 import subprocess
+import tempfile
 import unittest
 from pathlib import Path
 
@@ -38,6 +39,19 @@ def skip_unless_plain_tree():
     if "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace"):
         raise unittest.SkipTest(f"{BUILD_DIR} is a sanitizer build: the package is built and "
                                 "tested from the plain build tree only")
+
+
+def package_in_new_directory(prefix):
+    """A new temporary directory and the package built in it, for a test module's setUpModule
+    (skipped in a sanitizer tree); the directory is removed if the build fails, since unittest
+    then calls no tearDownModule."""
+    skip_unless_plain_tree()
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        return directory, build_package(directory)
+    except BaseException:
+        shutil.rmtree(directory, ignore_errors=True)
+        raise
 
 
 def build_package(directory):
