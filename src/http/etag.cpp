@@ -2,7 +2,7 @@
 
 #include <xxhash.h>
 
-#include <array>
+#include "chain/bytes.h"
 
 namespace connector::http {
 namespace {
@@ -24,14 +24,7 @@ std::string_view trim(std::string_view s) {
 std::string strong_etag(std::string_view body) {
   XXH128_canonical_t canonical;
   XXH128_canonicalFromHash(&canonical, XXH3_128bits(body.data(), body.size()));
-  static constexpr std::array<char, 16> kHex = {'0', '1', '2', '3', '4', '5', '6', '7',
-                                                '8', '9', 'a', 'b', 'c', 'd', 'e', 'f'};
-  std::string tag(34, '"');
-  for (std::size_t i = 0; i < sizeof canonical.digest; ++i) {
-    tag[1 + 2 * i] = kHex[canonical.digest[i] >> 4];
-    tag[2 + 2 * i] = kHex[canonical.digest[i] & 0xf];
-  }
-  return tag;
+  return "\"" + chain::to_hex(canonical.digest) + "\"";
 }
 
 bool if_none_match_matches(std::string_view header, std::string_view etag) {
