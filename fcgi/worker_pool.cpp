@@ -109,7 +109,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       access_log_(access_log),
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
-      refresher_(config, reference_, supply_, breakers_),
+      refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
       kept_(read_timeout_),
       epoll_fd_(make_epoll()) {}

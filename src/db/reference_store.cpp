@@ -110,8 +110,8 @@ ReferenceData load_reference_data(Database& db) {
   });
 }
 
-void ReferenceCache::load(Database& db) {
-  snapshot_.store(load_reference_data(db));
+std::chrono::steady_clock::time_point ReferenceCache::load(Database& db) {
+  return snapshot_.store(load_reference_data(db));
   metrics::increment(&metrics::Scoreboard::reference_reloads);
 }
 

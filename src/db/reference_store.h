@@ -25,8 +25,8 @@ class ReferenceCache {
   // The current snapshot; DatabaseUnavailable before the first load.
   std::shared_ptr<const domain::ReferenceData> get() const { return snapshot_.get(); }
 
-  // Loads it now through db: the refresher's reload.
-  void load(Database& db);
+  // Loads it now through db: the refresher's reload. Returns when it was stored.
+  std::chrono::steady_clock::time_point load(Database& db);
   // Replaces it with data loaded elsewhere (tests fill it in memory).
   void store(domain::ReferenceData data) { snapshot_.store(std::move(data)); }
 

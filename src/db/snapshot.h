@@ -36,14 +36,17 @@ class Snapshot {
     return value_;
   }
 
-  void store(T loaded) {
+  // Stores a freshly loaded value; returns the time its age counts from.
+  Clock::time_point store(T loaded) {
     auto value = std::make_shared<const T>(std::move(loaded));
+    Clock::time_point loaded_at;
     {
       std::lock_guard lock(mutex_);
       value_ = std::move(value);
-      loaded_at_ = now_();
+      loaded_at = loaded_at_ = now_();
     }
     stored_.notify_all();
+    return loaded_at;
   }
 
   // The value once one other than `seen` is stored, waiting until `until` at most (then the

@@ -8,6 +8,27 @@
 #include "util/log.h"
 
 namespace connector::db {
+namespace {
+
+std::int64_t unix_ms_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// A load whose statements began at as_of and whose value was stored at stored_at.
+void record_load(metrics::SnapshotLoad& load, std::int64_t as_of_unix_ms,
+                 std::chrono::steady_clock::time_point stored_at) {
+  using std::chrono::duration_cast;
+  const auto since_stored = std::chrono::steady_clock::now() - stored_at;
+  load.as_of_unix_ms.store(as_of_unix_ms);
+  load.loaded_unix_ms.store(
+      unix_ms_now() - duration_cast<std::chrono::milliseconds>(since_stored).count());
+  load.loaded_monotonic_ns.store(
+      duration_cast<std::chrono::nanoseconds>(stored_at.time_since_epoch()).count());
+}
+
+}  // namespace
 
 std::chrono::milliseconds refresh_interval(const config::Config& config) {
   return std::chrono::milliseconds(std::max(config.worker.reference_refresh_ms, 50u));
@@ -18,8 +39,9 @@ Database::Clock::time_point deadline_from_now(const config::Config& config) {
 }
 
 SnapshotRefresher::SnapshotRefresher(const config::Config& config, ReferenceCache& reference,
-                                     SupplyCache& supply, CircuitBreakers& breakers)
-    : config_(config), reference_(reference), supply_(supply), breakers_(breakers) {}
+                                     SupplyCache& supply, CircuitBreakers& breakers,
+                                     metrics::SnapshotLoads& loads)
+    : config_(config), reference_(reference), supply_(supply), breakers_(breakers), loads_(loads) {}
 
 std::chrono::milliseconds SnapshotRefresher::next_wait(std::chrono::milliseconds interval,
                                                        unsigned failures, double jitter) {
@@ -48,8 +70,9 @@ bool SnapshotRefresher::load_all() {
   }
   db_->set_deadline(deadline_from_now(config_));
   try {
-    reference_.load(*db_);
-    supply_.load(*db_);
+    const std::int64_t as_of = unix_ms_now();
+    record_load(loads_.reference, as_of, reference_.load(*db_));
+    record_load(loads_.supply, as_of, supply_.load(*db_));
     if (failures_ > 0) util::log_warning("the snapshots are loaded again");
     return true;
   } catch (const std::exception& e) {

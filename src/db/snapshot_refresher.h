@@ -12,6 +12,7 @@
 #include "db/database.h"
 #include "db/reference_store.h"
 #include "db/supply_store.h"
+#include "metrics/scoreboard.h"
 
 namespace connector::db {
 
@@ -24,8 +25,9 @@ Database::Clock::time_point deadline_from_now(const config::Config& config);
 
 class SnapshotRefresher {
  public:
+  // loads: where each successful load is recorded (the process's scoreboard slot, for /status).
   SnapshotRefresher(const config::Config& config, ReferenceCache& reference, SupplyCache& supply,
-                    CircuitBreakers& breakers);
+                    CircuitBreakers& breakers, metrics::SnapshotLoads& loads);
 
   // Starts the thread and waits for its first load to end (loaded or failed), so a process
   // that can reach its database serves from its first request.
@@ -44,6 +46,7 @@ class SnapshotRefresher {
   ReferenceCache& reference_;
   SupplyCache& supply_;
   CircuitBreakers& breakers_;
+  metrics::SnapshotLoads& loads_;
   std::unique_ptr<Database> db_;  // made and used on the loop's thread only
   unsigned failures_ = 0;
   BackgroundLoop loop_;

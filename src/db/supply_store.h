@@ -35,7 +35,10 @@ class SupplyCache {
                                                                       std::chrono::seconds(1))) {}
 
   std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
-  void load(Database& db) { store(load_chain_supply(db)); }
+  // Loads it now through db: the refresher's reload. Returns when it was stored.
+  std::chrono::steady_clock::time_point load(Database& db) {
+    return snapshot_.store(load_chain_supply(db));
+  }
   void store(std::vector<ChainSupply> chains) { snapshot_.store(std::move(chains)); }
 
  private:

@@ -126,6 +126,42 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, rapidjson::Str
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
 }
 
+namespace {
+
+void write_snapshot_load(const SnapshotLoad& load, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  w.StartObject();
+  w.Key("as_of_unix_ms");
+  w.Int64(load.as_of_unix_ms.load());
+  w.Key("loaded_unix_ms");
+  w.Int64(load.loaded_unix_ms.load());
+  w.Key("loaded_monotonic_ns");
+  w.Int64(load.loaded_monotonic_ns.load());
+  w.EndObject();
+}
+
+// One live process: its threads and what it serves from memory (0: not loaded yet).
+void write_process(const ProcessSlot& slot, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  w.StartObject();
+  w.Key("pid");
+  w.Int(slot.pid.load(relaxed));
+  w.Key("threads");
+  w.Uint(slot.threads.load(relaxed));
+  w.Key("active_threads");
+  w.Uint(slot.active.load(relaxed));
+  w.Key("requests");
+  w.Uint64(slot.requests.load(relaxed));
+  w.Key("retiring");
+  w.Bool(slot.retiring.load(relaxed) != 0);
+  w.Key("reference_snapshot");
+  write_snapshot_load(slot.snapshots.reference, w);
+  w.Key("supply_snapshot");
+  write_snapshot_load(slot.snapshots.supply, w);
+  w.EndObject();
+}
+
+}  // namespace
+
 void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringBuffer& out) {
   constexpr auto relaxed = std::memory_order_relaxed;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
@@ -173,6 +209,12 @@ void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringB
   w.Uint64(b.process_crashes.load(relaxed));
   w.Key("config_reloads");
   w.Uint64(b.config_reloads.load(relaxed));
+  w.Key("process_list");
+  w.StartArray();
+  for (const auto& slot : b.processes) {
+    if (slot.pid.load(relaxed) != 0) write_process(slot, w);
+  }
+  w.EndArray();
   w.EndObject();
 }
 

@@ -21,6 +21,29 @@ inline constexpr std::array<std::uint64_t, 12> kLatencyBucketsUs = {
 
 inline constexpr std::size_t kMaxProcessSlots = 128;  // processes x 2 during a reload
 
+// When a process's snapshot (db/snapshot.h) was last loaded (0: never): as_of when the load
+// began (every row committed before it is in the snapshot), loaded when it was stored (its age,
+// and so when it stops being served, counts from there), in unix milliseconds and on
+// CLOCK_MONOTONIC, the clock the age is counted on (the same for every process of the host).
+// /status shows them so that an operator, or a test, can tell what a process serves from memory
+// without guessing from its own clock.
+struct SnapshotLoad {
+  std::atomic<std::int64_t> as_of_unix_ms{0};
+  std::atomic<std::int64_t> loaded_unix_ms{0};
+  std::atomic<std::int64_t> loaded_monotonic_ns{0};
+
+  void clear() {
+    as_of_unix_ms.store(0);
+    loaded_unix_ms.store(0);
+    loaded_monotonic_ns.store(0);
+  }
+};
+
+struct SnapshotLoads {
+  SnapshotLoad reference;  // networks, connects, pairs
+  SnapshotLoad supply;     // the chains' status and supply (/v1/ab)
+};
+
 // One worker process. The master clears a slot when its process exits, so a crashed process
 // leaves no phantom busy threads behind.
 struct ProcessSlot {
@@ -31,6 +54,7 @@ struct ProcessSlot {
   // Set by a process that has served max_requests and drains: the master starts its
   // replacement at once rather than when it exits.
   std::atomic<std::uint32_t> retiring{0};
+  SnapshotLoads snapshots;
 };
 
 struct Scoreboard {

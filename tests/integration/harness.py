@@ -39,6 +39,8 @@ import time
 from http.client import HTTPResponse
 from pathlib import Path
 
+from fcgi_client import fcgi_get
+
 REPO = Path(os.environ.get("CONNECTOR_REPO") or Path(__file__).resolve().parents[2])
 BUILD_DIR = Path(os.environ.get("CONNECTOR_BUILD_DIR") or REPO / "build")
 WORKER = BUILD_DIR / "fcgi" / "connector-worker"
@@ -279,8 +281,11 @@ class Stack:
         if not self.replica:
             raise StackError("this stack has no replica (Stack(replica=True))")
 
-    def start_worker(self, timeout=30):
-        """Starts connector-worker and waits until its socket accepts connections."""
+    def start_worker(self, timeout=30, wait_loaded=True):
+        """Starts connector-worker and waits until its socket accepts connections and (with
+        wait_loaded) until every process has loaded its snapshots (wait_snapshots()), so a test
+        that changes the database next changes it under snapshots that are already loaded.
+        Pass wait_loaded=False when the database cannot be reached."""
         if self.fcgi_socket.exists():
             self.fcgi_socket.unlink()
         log = open(self.worker_log, "ab")
@@ -300,11 +305,45 @@ class Stack:
             try:
                 with socket.socket(socket.AF_UNIX) as s:
                     s.connect(str(self.fcgi_socket))
-                return
+                break
             except OSError:
                 time.sleep(0.05)
-        raise StackError(f"connector-worker not listening on {self.fcgi_socket} after "
-                         f"{timeout} s:\n{_tail(self.worker_log)}")
+        else:
+            raise StackError(f"connector-worker not listening on {self.fcgi_socket} after "
+                             f"{timeout} s:\n{_tail(self.worker_log)}")
+        if wait_loaded:
+            self.wait_snapshots(timeout=max(0.0, deadline - time.monotonic()))
+
+    def worker_status(self):
+        """The worker's /status (JSON), asked on its FastCGI socket (no nginx in between)."""
+        status, _, body = fcgi_get(self.fcgi_socket, "/status")
+        if status != 200:
+            raise StackError(f"/status answered {status}: {body[:200]!r}")
+        return json.loads(body)
+
+    def wait_snapshots(self, after_unix_ms=0, timeout=30):
+        """Waits until every worker process (the configured number, none retiring) serves
+        reference data and supply snapshots whose load began after after_unix_ms (0: any load),
+        as the processes state it in /status; returns their process_list entries. Raises
+        StackError after `timeout` seconds with what they showed."""
+        deadline = time.monotonic() + timeout
+        shown = None
+        while True:
+            try:
+                shown = self.worker_status()
+                serving = [p for p in shown["process_list"] if not p["retiring"]]
+                loaded = [p for p in serving
+                          if min(p["reference_snapshot"]["as_of_unix_ms"],
+                                 p["supply_snapshot"]["as_of_unix_ms"]) > after_unix_ms]
+                if len(serving) == len(loaded) == shown["configured_processes"]:
+                    return loaded
+            except OSError:  # a process that was ending as it was asked
+                pass
+            if time.monotonic() >= deadline:
+                raise StackError(f"the worker's processes did not load snapshots newer than "
+                                 f"{after_unix_ms} within {timeout} s; /status: {shown}\n"
+                                 f"{_tail(self.worker_log)}")
+            time.sleep(0.05)
 
     def rewrite_config(self, **changes):
         """Changes worker config keys (a value of None removes the key) and rewrites the file;

@@ -210,7 +210,9 @@ class AccountWrites(unittest.TestCase):
     def test_an_insert_the_database_refuses_is_503(self):
         """A deposit chain that is still in the worker's snapshot but no longer in the database:
         the insert fails its foreign key (INSERT IGNORE answered 200 with nothing recorded).
-        A stack of its own whose snapshot is loaded once, at start (refresh interval 1 h)."""
+        A stack of its own whose snapshot is loaded once, at start (refresh interval 1 h): the
+        test deletes the chain only once every process states (in /status) a snapshot loaded
+        after the chain was inserted."""
         with Stack(fixture=fixture.path, threads=2,
                    config={"reference_refresh_ms": 3600000}) as s:
             s.sql("INSERT INTO chains (slug, network, chain_id, base_chain, deposit_factory, "
@@ -219,8 +221,11 @@ class AccountWrites(unittest.TestCase):
                   "WHERE slug = 'unitiot'; INSERT INTO connects (chain_a, chain_b) SELECT "
                   "(SELECT id FROM chains WHERE slug = 'unitcore'), id FROM chains "
                   "WHERE slug = 'unitiottestnet'")
+            inserted_by_ms = time.time() * 1000
             s.stop_worker()
-            s.start_worker()
+            s.start_worker(wait_loaded=False)
+            # Every process's snapshot holds the new chain: its load began after the insert.
+            s.wait_snapshots(after_unix_ms=inserted_by_ms)
             s.sql("DELETE FROM connects WHERE chain_b = (SELECT id FROM chains WHERE slug = "
                   "'unitiottestnet'); DELETE FROM chains WHERE slug = 'unitiottestnet'")
             r = s.get("/v1/account?" + urlencode({
