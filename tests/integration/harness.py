@@ -59,6 +59,7 @@ ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
 # stopping then takes longer (each process checks its memory on the way out).
 WORKER_WRAPPER = shlex.split(os.environ.get("CONNECTOR_WORKER_WRAPPER", ""))
 WORKER_STOP_TIMEOUT = 120 if WORKER_WRAPPER else 10
+WORKER_START_TIMEOUT = 120 if WORKER_WRAPPER else 30  # to serving, snapshots loaded
 
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
                      "SUMMARY: UndefinedBehaviorSanitizer")
@@ -281,7 +282,7 @@ class Stack:
         if not self.replica:
             raise StackError("this stack has no replica (Stack(replica=True))")
 
-    def start_worker(self, timeout=30, wait_loaded=True):
+    def start_worker(self, timeout=WORKER_START_TIMEOUT, wait_loaded=True):
         """Starts connector-worker and waits until its socket accepts connections and (with
         wait_loaded) until every process has loaded its snapshots (wait_snapshots()), so a test
         that changes the database next changes it under snapshots that are already loaded.
@@ -320,6 +321,31 @@ class Stack:
         if status != 200:
             raise StackError(f"/status answered {status}: {body[:200]!r}")
         return json.loads(body)
+
+    def settled_status(self, timeout=10):
+        """/status (through nginx) once no request but its own is in a thread: a thread counts
+        its request and frees itself after writing the answer, so a client may read /status
+        before those figures move. Returns (status, how many /status requests it took);
+        raises StackError if some thread stays busy for `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        polls = 0
+        while True:
+            polls += 1
+            status = self.get("/status").json()
+            if status["active_threads"] == 1:
+                return status, polls
+            if time.monotonic() >= deadline:
+                raise StackError(f"a worker thread stayed busy for {timeout} s: {status}")
+            time.sleep(0.05)
+
+    def supply_expiries(self):
+        """When each worker process's supply snapshot (/v1/ab) stops being served, on
+        time.monotonic(): its load time from /status plus its maximum age (db/supply_store.h:
+        two reference_refresh_ms intervals, the interval at least 50 ms, the age at least 1 s)."""
+        interval_ms = max(int(self.settings.get("reference_refresh_ms", 1000)), 50)
+        max_age_s = max(2 * interval_ms, 1000) / 1000
+        return [p["supply_snapshot"]["loaded_monotonic_ns"] / 1e9 + max_age_s
+                for p in self.worker_status()["process_list"]]
 
     def wait_snapshots(self, after_unix_ms=0, timeout=30):
         """Waits until every worker process (the configured number, none retiring) serves

@@ -103,10 +103,11 @@ def cached_keys():
 
 
 def cached_soon(target):
-    """Whether target is answered from the cache (HIT) within a second. A client can have the
-    whole answer a moment before nginx has put it in the cache (it closes the file after it
-    has seen the end of the FastCGI response): a request right after the first can miss."""
-    return harness.wait_for(lambda: get(target).headers["X-Cache-Status"] == "HIT", seconds=1)
+    """Whether target is answered from the cache (HIT) soon (10 s at most, on a loaded machine;
+    at once as a rule). A client can have the whole answer a moment before nginx has put it in
+    the cache (it closes the file after it has seen the end of the FastCGI response): a request
+    right after the first can miss."""
+    return harness.wait_for(lambda: get(target).headers["X-Cache-Status"] == "HIT", seconds=10)
 
 
 def upstream_status(request_id, prefix=None):

@@ -257,6 +257,9 @@ class UnitFiles(unittest.TestCase):
 
 # --- the worker as systemd runs it -------------------------------------------------------------
 
+SO_TIMESTAMPNS = 35  # also SCM_TIMESTAMPNS (asm-generic/socket.h); not in Python's socket module
+
+
 class NotifySocket:
     """The receiving end of sd_notify(), as systemd has it: a datagram socket whose messages
     carry the sender's pid (SO_PASSCRED), so NotifyAccess=main can be checked."""
@@ -265,8 +268,11 @@ class NotifySocket:
         self.path = Path(path)
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        # The kernel's arrival time of each message, so intervals do not depend on when this
+        # test got round to reading them.
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.sock.bind(str(self.path))
-        self.messages = []  # (monotonic time, sender pid, {field: value})
+        self.messages = []  # (arrival, unix seconds; sender pid; {field: value})
 
     def close(self):
         self.sock.close()
@@ -275,15 +281,19 @@ class NotifySocket:
     def _receive(self, timeout):
         self.sock.settimeout(max(timeout, 0.001))
         try:
-            data, ancdata, _, _ = self.sock.recvmsg(4096, socket.CMSG_SPACE(12))
+            data, ancdata, _, _ = self.sock.recvmsg(
+                4096, socket.CMSG_SPACE(12) + socket.CMSG_SPACE(16))
         except socket.timeout:
             return None
-        pid = None
+        pid, arrival = None, time.time()
         for level, kind, payload in ancdata:
             if level == socket.SOL_SOCKET and kind == socket.SCM_CREDENTIALS:
                 pid = struct.unpack("3i", payload[:12])[0]
+            if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS:  # SCM_TIMESTAMPNS
+                seconds, nanoseconds = struct.unpack("2q", payload[:16])
+                arrival = seconds + nanoseconds / 1e9
         fields = dict(line.split("=", 1) for line in data.decode().splitlines() if "=" in line)
-        message = (time.monotonic(), pid, fields)
+        message = (arrival, pid, fields)
         self.messages.append(message)
         return message
 

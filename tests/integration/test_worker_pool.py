@@ -84,22 +84,21 @@ class WorkerPool(unittest.TestCase):
             s.start_mariadb()
         self.assertEqual((down.status, down.json()["error"]["code"]), (503, "unavailable"))
         self.assertEqual(alive.status, 200)
-        deadline = time.monotonic() + 10
-        while s.get("/readyz").status != 200 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        self.assertEqual(s.get("/readyz").status, 200)
+        # Ready again in every process once each has reached the database again.
+        s.wait_snapshots(after_unix_ms=time.time() * 1000)
+        self.assertEqual([s.get("/readyz").status for _ in range(6)], [200] * 6)
 
     def test_status_page_figures(self):
-        before = self.stack.get("/status").json()
+        before, _ = self.stack.settled_status()
         for _ in range(5):
             self.assertEqual(self.stack.get(self.unique()).status, 200)
-        after = self.stack.get("/status").json()
+        after, polls = self.stack.settled_status()
         self.assertEqual(after["pool"], "connector")
         self.assertEqual(after["processes"], PROCESSES)
         self.assertEqual(after["total_threads"], PROCESSES * THREADS)
         self.assertEqual(after["active_threads"] + after["idle_threads"], PROCESSES * THREADS)
         self.assertEqual(after["active_threads"], 1)  # the /status request itself
-        self.assertEqual(after["accepted_conn"] - before["accepted_conn"], 6)
+        self.assertEqual(after["accepted_conn"] - before["accepted_conn"], 5 + polls)
         self.assertGreaterEqual(after["max_active_threads"], 1)
         self.assertEqual(after["threads_per_process"], THREADS)
 
@@ -108,6 +107,7 @@ class WorkerPool(unittest.TestCase):
                frozenset({("endpoint", "/v1/history"), ("status", "200")}))
         bad = ("connector_requests_total",
                frozenset({("endpoint", "/v1/history"), ("status", "400")}))
+        self.stack.settled_status()  # every earlier request counted
         first = self.stack.get("/metrics")
         self.assertEqual(first.headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
         before = prometheus(first.body.decode())
@@ -115,6 +115,7 @@ class WorkerPool(unittest.TestCase):
             self.stack.get(self.unique())
         for _ in range(2):
             self.stack.get(self.unique("/v1/history?status=nope"))
+        self.stack.settled_status()
         after = prometheus(self.stack.get("/metrics").body.decode())
         self.assertEqual(after[key] - before.get(key, 0), 7)
         self.assertEqual(after[bad] - before.get(bad, 0), 2)
@@ -202,6 +203,9 @@ class WorkerPool(unittest.TestCase):
                 t.join()
         self.assertGreater(len(statuses), 20)
         self.assertEqual([s for s in statuses if s != 200], [])
+        # The old generations drain and exit on their own time: wait until they have.
+        self.assertTrue(wait_for(lambda: len(self.stack.worker_children()) == PROCESSES and
+                                 self.stack.worker_status()["processes"] == PROCESSES, 30))
         status = self.stack.get("/status").json()
         self.assertGreaterEqual(status["config_reloads"], 3)
         self.assertEqual(status["processes"], PROCESSES)
@@ -214,7 +218,10 @@ class WorkerPool(unittest.TestCase):
         request = threading.Thread(
             target=lambda: result.setdefault("r", self.stack.get(self.unique())))
         request.start()
-        time.sleep(0.3)  # the request is now waiting on the lock inside a worker thread
+        # SIGTERM once the request waits on the lock inside a worker thread.
+        self.assertTrue(wait_for(lambda: self.stack.sql(
+            "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'connector' "
+            "AND state LIKE 'Waiting for table%lock'") != [["0"]], 20, 0.05))
         self.stack.worker.send_signal(signal.SIGTERM)
         request.join(timeout=20)
         lock.wait(timeout=20)
