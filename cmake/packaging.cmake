@@ -173,7 +173,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY "optional")
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://unit.invalid/connector")
 # Shared-library dependencies come from dpkg-shlibdeps and are appended to these.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# libfcgi with Debian's fix of CVE-2025-23016 (the worker screens every request before libfcgi
+# reads it anyway: fcgi/request_screen.h).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libfcgi0ldbl (>= 2.4.2-2+deb12u1)")
 # Users bring their own nginx (and database); the package works with any of them.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "nginx | nginx-light | nginx-full | nginx-extras, mariadb-client")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "mariadb-server")

@@ -39,8 +39,8 @@ void take_over_signals() {
 }
 
 // Who may connect: FCGI_WEB_SERVER_ADDRS for a TCP socket (an invalid list stops the start
-// here, not in each worker process). A TCP socket open to any peer is worth a warning.
-void check_web_servers(int listen_fd) {
+// here, not in each worker process). A TCP socket open to any peer needs listen_allow_any.
+void check_web_servers(int listen_fd, bool allow_any) {
   using connector::net::WebServerAddrs;
   const auto web_servers = WebServerAddrs::from_environment();
   sockaddr_storage local{};
@@ -51,11 +51,17 @@ void check_web_servers(int listen_fd) {
   if (web_servers.restricts()) {
     connector::util::log_info(std::string("FastCGI connections accepted from ") +
                               WebServerAddrs::kVariable + "=" + web_servers.describe() + " only");
-  } else {
+  } else if (allow_any) {
     connector::util::log_warning(
         std::string("listening on TCP without ") + WebServerAddrs::kVariable +
-        ": any host that can reach the port can send requests to the worker; set it to the "
-        "address(es) of nginx (docs/operations.md)");
+        " (listen_allow_any = yes): any host that can reach the port can send requests to the "
+        "worker");
+  } else {
+    throw connector::config::ConfigError(
+        std::string("refusing to listen on TCP without ") + WebServerAddrs::kVariable +
+        ": any host that can reach the port could send requests to the worker. Set it to the "
+        "address(es) of nginx (docs/operations.md), or listen_allow_any = yes on a network no "
+        "one else can reach");
   }
 }
 
@@ -117,7 +123,7 @@ int main(int argc, char** argv) {
     util::log_info(socket.inherited ? "listening on the socket passed by systemd (fd " +
                                           std::to_string(socket.fd) + ")"
                                     : "listening on " + config.worker.listen);
-    check_web_servers(socket.fd);
+    check_web_servers(socket.fd, config.worker.listen_allow_any);
     auto& board = metrics::create_shared_scoreboard();
     db::create_shared_new_row_window();
     board.start_time_unix.store(static_cast<std::int64_t>(std::time(nullptr)));

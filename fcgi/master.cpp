@@ -31,6 +31,20 @@ timespec to_timespec(std::chrono::microseconds d) {
   return {static_cast<time_t>(d.count() / 1000000), static_cast<long>(d.count() % 1000000) * 1000};
 }
 
+std::int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// How long a serving process may show no heartbeat: its threads beat at least once a second
+// when idle and once per request, and a request's every step is bounded (reading it and
+// writing the answer by fcgi_read_timeout_ms each, its database work by request_timeout_ms).
+std::chrono::milliseconds heartbeat_limit(const config::WorkerSettings& w) {
+  return std::chrono::milliseconds(std::uint64_t{2} * w.fcgi_read_timeout_ms +
+                                   w.request_timeout_ms + 3000);
+}
+
 std::string describe_exit(int status) {
   if (WIFEXITED(status)) return "exited with " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return std::string("killed by ") + strsignal(WTERMSIG(status));
@@ -83,6 +97,7 @@ bool Master::spawn() {
   process_slot.active.store(0);
   process_slot.threads.store(0);
   process_slot.retiring.store(0);
+  process_slot.heartbeat_ms.store(monotonic_ms());  // counts from the start
   process_slot.snapshots.reference.clear();
   process_slot.snapshots.supply.clear();
   const pid_t pid = ::fork();
@@ -93,7 +108,7 @@ bool Master::spawn() {
   if (pid == 0) std::exit(run_worker_process(listen_fd_, config_, process_slot));
   process_slot.pid.store(pid);
   board_.process_starts.fetch_add(1);
-  children_.push_back({pid, generation_, slot, Clock::now()});
+  children_.push_back({pid, generation_, slot, Clock::now(), std::nullopt, false});
   return true;
 }
 
@@ -120,7 +135,9 @@ void Master::reap() {
     const bool recycled = WIFEXITED(status) && WEXITSTATUS(status) == kRecycleExitStatus;
     const bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     const bool retired = stopping_ || it->generation != generation_;
-    if (recycled) {
+    if (it->killed) {
+      // Counted and logged by kill_overdue().
+    } else if (recycled) {
       board_.process_recycles.fetch_add(1);
       util::log_info("worker process " + std::to_string(pid) + " served max_requests; replacing");
     } else if (!clean || !retired) {
@@ -130,6 +147,55 @@ void Master::reap() {
     }
     children_.erase(it);
   }
+}
+
+bool Master::retiring(const Child& child) const {
+  return child.generation != generation_ || board_.processes[child.slot].retiring.load() != 0;
+}
+
+void Master::kill_overdue() {
+  const auto now = Clock::now();
+  const auto limit = std::chrono::seconds(config_.worker.shutdown_timeout_s);
+  for (auto& child : children_) {
+    if (child.killed || !retiring(child)) continue;
+    if (!child.retiring_since) child.retiring_since = now;
+    if (now - *child.retiring_since < limit) continue;
+    ::kill(child.pid, SIGKILL);
+    child.killed = true;
+    board_.processes_killed.fetch_add(1);
+    util::log_error("worker process " + std::to_string(child.pid) + " did not end within " +
+                    std::to_string(limit.count()) +
+                    " s of retiring (shutdown_timeout_s); killed it");
+  }
+}
+
+bool Master::pool_progressing(pid_t& stuck) const {
+  const auto limit = heartbeat_limit(config_.worker).count();
+  const std::int64_t now = monotonic_ms();
+  for (const auto& child : children_) {
+    if (retiring(child)) continue;
+    if (now - board_.processes[child.slot].heartbeat_ms.load() > limit) {
+      stuck = child.pid;
+      return false;
+    }
+  }
+  return true;
+}
+
+void Master::feed_watchdog() {
+  pid_t stuck = 0;
+  if (pool_progressing(stuck)) {
+    sd_notify(0, "WATCHDOG=1");
+    if (watchdog_withheld_) util::log_info("every worker process beats again; feeding the watchdog");
+    watchdog_withheld_ = false;
+    return;
+  }
+  if (!watchdog_withheld_) {
+    util::log_error("worker process " + std::to_string(stuck) + " shows no progress for over " +
+                    std::to_string(heartbeat_limit(config_.worker).count()) +
+                    " ms; not feeding the watchdog (systemd restarts the service if it lasts)");
+  }
+  watchdog_withheld_ = true;
 }
 
 void Master::reload() {
@@ -201,9 +267,10 @@ int Master::run() {
     if (signal_number == SIGTERM || signal_number == SIGINT) break;
     if (signal_number == SIGHUP) reload();
     reap();
+    kill_overdue();
     spawn_missing();
     if (watchdog && Clock::now() >= next_ping) {
-      sd_notify(0, "WATCHDOG=1");
+      feed_watchdog();
       next_ping = Clock::now() + tick;
     }
   }

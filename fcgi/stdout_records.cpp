@@ -1,5 +1,6 @@
 #include "stdout_records.h"
 
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -29,14 +30,22 @@ Header header(unsigned char type, int request_id, std::size_t length) {
           0};  // reserved
 }
 
-// Writes every byte of iov, resuming after partial writes.
-bool write_all(int fd, std::vector<iovec>& iov) {
+// Writes every byte of iov within `timeout`, resuming after partial writes. A writev blocks
+// at most SO_SNDTIMEO: the first one `timeout` (set at accept), each later one only what is
+// left of it, so the deadline holds for the whole answer, not per system call. Answers that fit
+// the socket's buffer, nearly all, go out in one writev and no setsockopt.
+bool write_all(int fd, std::vector<iovec>& iov, std::chrono::milliseconds timeout) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + timeout;
+  bool shortened = false;
+  bool complete = true;
   std::size_t first = 0;
   while (first < iov.size()) {
     const ssize_t written = ::writev(fd, iov.data() + first, static_cast<int>(iov.size() - first));
     if (written < 0) {
       if (errno == EINTR) continue;
-      return false;
+      complete = false;
+      break;
     }
     auto left = static_cast<std::size_t>(written);
     while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
@@ -44,13 +53,31 @@ bool write_all(int fd, std::vector<iovec>& iov) {
       iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
       iov[first].iov_len -= left;
     }
+    if (first == iov.size()) break;
+    const auto remaining =
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+    if (remaining < std::chrono::milliseconds(1)) {
+      complete = false;
+      break;
+    }
+    set_send_timeout(fd, remaining);
+    shortened = true;
   }
-  return true;
+  if (shortened) set_send_timeout(fd, timeout);  // a kept connection's next answer starts afresh
+  return complete;
 }
 
 }  // namespace
 
-bool write_response(int fd, int request_id, std::string_view head, std::string_view body) {
+void set_send_timeout(int fd, std::chrono::microseconds timeout) {
+  timeout = std::max(timeout, std::chrono::microseconds(1000));
+  const timeval tv{static_cast<time_t>(timeout.count() / 1000000),
+                   static_cast<suseconds_t>(timeout.count() % 1000000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+bool write_response(int fd, int request_id, std::string_view head, std::string_view body,
+                    std::chrono::milliseconds timeout) {
   // The end of the request: an empty STDOUT record, then FCGI_END_REQUEST with its 8-byte body
   // (application status 0, protocol status FCGI_REQUEST_COMPLETE, 3 reserved bytes).
   static constexpr std::array<unsigned char, 8> kEndBody{};
@@ -77,7 +104,7 @@ bool write_response(int fd, int request_id, std::string_view head, std::string_v
   iov.push_back({headers[contents.size()].data(), headers[contents.size()].size()});
   iov.push_back({headers[contents.size() + 1].data(), headers[contents.size() + 1].size()});
   iov.push_back({const_cast<unsigned char*>(kEndBody.data()), kEndBody.size()});
-  return write_all(fd, iov);
+  return write_all(fd, iov, timeout);
 }
 
 }  // namespace connector::fcgi

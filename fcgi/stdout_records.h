@@ -5,13 +5,20 @@
 // wrote the end of the request in one more. Here the head and the body go out as STDOUT records
 // of up to 65,535 bytes each, straight from their buffers, followed by the empty STDOUT record
 // that ends the output and FCGI_END_REQUEST (request complete, status 0): nginx wakes once.
+#include <chrono>
 #include <string_view>
 
 namespace connector::fcgi {
 
+// A blocking write on fd gives up after `timeout` (SO_SNDTIMEO; at least 1 ms, as 0 would
+// mean never).
+void set_send_timeout(int fd, std::chrono::microseconds timeout);
+
 // Writes head then body on fd as STDOUT records of request_id, then the records that end the
-// request. False when the connection failed or stayed blocked past its send timeout
-// (SO_SNDTIMEO): the caller then closes the connection.
-bool write_response(int fd, int request_id, std::string_view head, std::string_view body);
+// request, all within `timeout`: a peer that takes the answer a few bytes at a time cannot hold
+// the thread longer. fd's SO_SNDTIMEO must be `timeout` (set_send_timeout at accept), and is
+// left so. False when the connection failed or the time ran out: the caller then closes it.
+bool write_response(int fd, int request_id, std::string_view head, std::string_view body,
+                    std::chrono::milliseconds timeout);
 
 }  // namespace connector::fcgi

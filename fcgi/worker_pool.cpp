@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <stdexcept>
@@ -20,6 +21,7 @@
 #include "api/router.h"
 #include "db/database.h"
 #include "metrics/scoreboard.h"
+#include "request_screen.h"
 #include "stdout_records.h"
 #include "util/log.h"
 
@@ -58,16 +60,25 @@ bool log_due(std::atomic<std::int64_t>& last_s, std::chrono::seconds every) {
 }
 
 std::atomic<std::int64_t> last_refusal_log_s{-1000};
-std::atomic<std::int64_t> last_accept_error_log_s{-1000};
+std::array<std::atomic<std::int64_t>, metrics::kFcgiRejectionReasons> last_rejection_log_s{
+    {-1000, -1000, -1000, -1000}};
 
-// A write to a peer that stopped reading fails after `timeout` (SO_SNDTIMEO) instead of
-// blocking for good; libfcgi then gives the connection up. (Reading the request is bounded as
-// a whole by ReadDeadlines.)
-void set_send_timeout(int fd, std::chrono::milliseconds timeout) {
-  const timeval tv{static_cast<time_t>(timeout.count() / 1000),
-                   static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+// A connection the screen refused (request_screen.h): counted, and logged at most once per
+// 10 s per reason, so a flood of them cannot fill the disk.
+void note_rejection(const Screened& screened, std::chrono::milliseconds read_timeout) {
+  const auto index = static_cast<std::size_t>(screened.reason) - 1;
+  metrics::scoreboard().fcgi_rejected[index].fetch_add(1, std::memory_order_relaxed);
+  if (!log_due(last_rejection_log_s[index], std::chrono::seconds(10))) return;
+  const std::string what =
+      screened.reason == net::FcgiRejection::kDeadline
+          ? "sent no complete request within " + std::to_string(read_timeout.count()) +
+                " ms (fcgi_read_timeout_ms)"
+          : std::string(screened.detail);
+  util::log_warning("closed a FastCGI connection before libfcgi read it (" +
+                    std::string(net::rejection_label(screened.reason)) + "): " + what +
+                    "; counted in connector_fcgi_rejected_total, logged once per 10 s");
 }
+std::atomic<std::int64_t> last_accept_error_log_s{-1000};
 
 // The response and the records that end the request went out in write_response(): libfcgi's
 // output streams are marked closed (fields of FCGX_Stream, public in fcgiapp.h), so that
@@ -145,10 +156,21 @@ void WorkerPool::join() {
   threads_.clear();
 }
 
+void WorkerPool::beat() {
+  slot_.heartbeat_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               Clock::now().time_since_epoch())
+                               .count(),
+                           std::memory_order_relaxed);
+}
+
 int WorkerPool::wait_for_work() {
+  // An idle thread wakes once a second to beat: the master feeds systemd's watchdog only while
+  // every process beats (master.h).
+  constexpr int kHeartbeatMs = 1000;
   epoll_event event{};
   while (!stopping_) {
-    const int ready = ::epoll_wait(epoll_fd_, &event, 1, -1);
+    const int ready = ::epoll_wait(epoll_fd_, &event, 1, kHeartbeatMs);
+    beat();
     if (ready < 0) {
       if (errno == EINTR) continue;
       util::log_warning("epoll_wait failed; retrying");
@@ -205,7 +227,7 @@ int WorkerPool::accept_connection() {
     ::close(fd);
     return -1;
   }
-  set_send_timeout(fd, read_timeout_);
+  set_send_timeout(fd, read_timeout_);  // a whole answer's deadline: write_response()
   if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6) {
     const int on = 1;  // as libfcgi does: the answer goes out in few writes, no Nagle delay
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
@@ -273,6 +295,7 @@ void WorkerPool::serve(unsigned slot) {
   // closes the connection and tries to accept a new one on -1, which fails at once (EBADF): it
   // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
   FCGX_InitRequest(&request, -1, 0);
+  RequestScreen screen({.max_params_bytes = config_.worker.fcgi_max_params_bytes}, read_timeout_);
   for (;;) {
     int fd = stopping_ ? -1 : wait_for_work();  // -1: stopping
     if (fd < 0) {
@@ -282,6 +305,12 @@ void WorkerPool::serve(unsigned slot) {
       fd = kept_.take_ready(KeptConnections::kDrainWaitMs);
       kept_.close_idle();
       if (fd < 0) continue;
+    }
+    // libfcgi reads only a whole request the screen passed; anything else is closed here.
+    if (const Screened screened = screen.wait(fd); screened.outcome != Screened::Outcome::kRequest) {
+      if (screened.outcome == Screened::Outcome::kRejected) note_rejection(screened, read_timeout_);
+      ::close(fd);
+      continue;
     }
     request.ipcFd = fd;
     // FCGX_Accept_r starts by finishing the previous request, which closes the connection
@@ -324,8 +353,11 @@ void WorkerPool::serve(unsigned slot) {
         .request_id = param(request, "REQUEST_ID"),
         .deadline = deadline,
     });
-    if (!write_response(request.ipcFd, request.requestId, response.head, response.body)) {
-      // Broken: closed here, at once (libfcgi's close would wait up to 2 s for the peer's).
+    const bool written =
+        write_response(request.ipcFd, request.requestId, response.head, response.body, read_timeout_);
+    if (!written || !request.keepConnection) {
+      // Closed here, at once: libfcgi's close (OS_Close) reads until the peer closes, which a
+      // peer that keeps sending would make last for ever.
       ::close(request.ipcFd);
       request.ipcFd = -1;
     }

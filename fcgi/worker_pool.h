@@ -46,6 +46,7 @@ class WorkerPool {
   int wait_for_work();
   int accept_connection();  // an accepted, checked connection; -1 if none
   void count_request();
+  void beat();  // this process is making progress (metrics::ProcessSlot::heartbeat_ms)
 
   int listen_fd_;
   int stop_fd_;  // an eventfd: readable once stopping

@@ -47,9 +47,14 @@ struct WorkerSettings {
   std::string listen = "/run/connector/fcgi.sock";  // unix socket path, or host:port
   unsigned listen_mode = 0660;
   unsigned listen_backlog = 1024;
+  // On TCP: start without FCGI_WEB_SERVER_ADDRS, taking requests from any host (a trusted
+  // network only).
+  bool listen_allow_any = false;
   // How long a FastCGI connection may take to deliver its request (and stay idle when kept
   // open, and block one write); past it the worker closes it and the thread is free again.
   unsigned fcgi_read_timeout_ms = 5000;
+  // The most bytes of FastCGI parameters one request may carry (net/fcgi_screen.h).
+  unsigned fcgi_max_params_bytes = 16384;
   unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;
   unsigned max_requests = 0;             // a process is replaced after this many requests; 0: never

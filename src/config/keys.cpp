@@ -56,6 +56,22 @@ const Key kKeys[] = {
                "past it the worker closes the connection and the thread is free. nginx sends a "
                "request at once, so only a broken or hostile peer ever meets it; applies under "
                "systemd too"},
+    {.name = "listen_allow_any",
+     .field = &W::listen_allow_any,
+     .group = kSocket,
+     .reload = "restart",
+     .brief = "on a TCP socket, `yes` lets any host that reaches the port send requests; "
+              "otherwise the worker refuses to start on TCP unless FCGI_WEB_SERVER_ADDRS lists "
+              "nginx's addresses. Only for a network that no one else can reach"},
+    {.name = "fcgi_max_params_bytes",
+     .field = &W::fcgi_max_params_bytes,
+     .min = 1024,
+     .max = 1048576,
+     .group = kSocket,
+     .reload = "yes",
+     .brief = "the most bytes of FastCGI parameters one request may carry (nginx sends 1-2 KiB); "
+              "a request with more, or one that is not well formed, is closed before libfcgi "
+              "reads it, counted in `connector_fcgi_rejected_total`"},
     {.name = "processes",
      .field = &W::processes,
      .min = 1,
@@ -218,6 +234,13 @@ const Key kKeys[] = {
      .brief = "how long reads stay on a fallback server (a later replica or the primary) before "
               "trying the preferred one again"},
 };
+
+// A switch: yes or no (as systemd and nginx spell them; on/off and true/false too).
+bool parse_yes_no(const Key& key, std::string_view value) {
+  if (value == "yes" || value == "on" || value == "true") return true;
+  if (value == "no" || value == "off" || value == "false") return false;
+  throw ConfigError(std::string(key.name) + " must be yes or no");
+}
 
 template <class Settings>
 Settings& part(Config& c) {
@@ -383,6 +406,8 @@ void set(const Key& key, Config& config, const std::string& value) {
         using T = std::remove_reference_t<decltype(target)>;
         if constexpr (std::is_same_v<T, unsigned>) {
           target = parse_unsigned(key, value);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          target = parse_yes_no(key, value);
         } else if constexpr (std::is_same_v<T, std::string>) {
           target = value;
         } else {
@@ -398,7 +423,9 @@ std::string value_text(const Key& key, const Config& config) {
         using Settings = typename Owner<decltype(member)>::type;
         const auto& value = part<Settings>(config).*member;
         using T = std::remove_cvref_t<decltype(value)>;
-        if constexpr (std::is_same_v<T, unsigned>) {
+        if constexpr (std::is_same_v<T, bool>) {
+          return value ? "yes" : "no";
+        } else if constexpr (std::is_same_v<T, unsigned>) {
           if (key.base != 8) return std::to_string(value);
           std::ostringstream octal;
           octal << '0' << std::oct << value;

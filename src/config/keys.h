@@ -15,7 +15,8 @@
 namespace connector::config {
 
 using Field = std::variant<std::string WorkerSettings::*, unsigned WorkerSettings::*,
-                           std::string DatabaseSettings::*, unsigned DatabaseSettings::*,
+                           bool WorkerSettings::*, std::string DatabaseSettings::*,
+                           unsigned DatabaseSettings::*,
                            std::vector<DatabaseEndpoint> DatabaseSettings::*>;
 
 struct Key {

@@ -1,5 +1,7 @@
 #include "db/new_row_budget.h"
 
+#include <algorithm>
+
 #include "metrics/scoreboard.h"
 #include "util/process_shared.h"
 
@@ -21,12 +23,16 @@ void NewRowBudget::take(std::chrono::system_clock::time_point now) {
   const std::uint64_t minute = now_s / 60;
   std::uint64_t word = window_.word.load(std::memory_order_relaxed);
   for (;;) {
-    const std::uint64_t taken = (word >> 32) == minute ? (word & 0xffffffffu) : 0;
+    // The window only moves forward: a thread whose `now` is older than the stored minute (it
+    // was preempted, or the clock stepped back) counts against the stored one instead of
+    // starting that minute's count again.
+    const std::uint64_t current = std::max(word >> 32, minute);
+    const std::uint64_t taken = (word >> 32) == current ? (word & 0xffffffffu) : 0;
     if (taken >= per_minute_) {
       metrics::increment(&metrics::Scoreboard::deposit_accounts_refused);
-      throw NewRowCapReached(static_cast<std::uint32_t>(60 - now_s % 60));
+      throw NewRowCapReached(static_cast<std::uint32_t>((current + 1) * 60 - now_s));
     }
-    const std::uint64_t next = (minute << 32) | (taken + 1);
+    const std::uint64_t next = (current << 32) | (taken + 1);
     if (window_.word.compare_exchange_weak(word, next, std::memory_order_relaxed)) return;
   }
 }

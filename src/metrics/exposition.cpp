@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "net/fcgi_screen.h"
+
 namespace connector::metrics {
 namespace {
 
@@ -50,6 +52,24 @@ void single(rapidjson::StringBuffer& out, std::string_view name, std::string_vie
 
 std::string endpoint_label(EndpointLabels labels, std::size_t endpoint) {
   return "endpoint=\"" + std::string(labels[endpoint]) + "\"";
+}
+
+static_assert(static_cast<std::size_t>(net::FcgiRejection::kDeadline) == kFcgiRejectionReasons,
+              "a counter per rejection reason");
+
+std::string_view fcgi_rejection_label(std::size_t index) {
+  return net::rejection_label(static_cast<net::FcgiRejection>(index + 1));
+}
+
+// Every reason, zero included: an alert on a rate needs the series before the first rejection.
+void write_fcgi_rejections(const Scoreboard& b, rapidjson::StringBuffer& out) {
+  header(out, "connector_fcgi_rejected_total", "counter",
+         "FastCGI requests closed before libfcgi read them, by reason.");
+  for (std::size_t r = 0; r < kFcgiRejectionReasons; ++r) {
+    sample(out, "connector_fcgi_rejected_total",
+           "reason=\"" + std::string(fcgi_rejection_label(r)) + "\"",
+           b.fcgi_rejected[r].load(std::memory_order_relaxed));
+  }
 }
 
 // Microseconds as seconds with six decimals, exactly (no floating point).
@@ -120,8 +140,12 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, rapidjson::Str
          "Worker processes replaced after max_requests.", b.process_recycles.load(relaxed));
   single(out, "connector_process_crashes_total", "counter",
          "Worker processes that died unexpectedly.", b.process_crashes.load(relaxed));
+  single(out, "connector_worker_processes_killed_total", "counter",
+         "Retiring worker processes killed after shutdown_timeout_s.",
+         b.processes_killed.load(relaxed));
   single(out, "connector_config_reloads_total", "counter", "Successful SIGHUP reloads.",
          b.config_reloads.load(relaxed));
+  write_fcgi_rejections(b, out);
   single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
 }
@@ -209,6 +233,16 @@ void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringB
   w.Uint64(b.process_crashes.load(relaxed));
   w.Key("config_reloads");
   w.Uint64(b.config_reloads.load(relaxed));
+  w.Key("processes_killed");
+  w.Uint64(b.processes_killed.load(relaxed));
+  w.Key("fcgi_rejected");
+  w.StartObject();
+  for (std::size_t r = 0; r < kFcgiRejectionReasons; ++r) {
+    const std::string_view label = fcgi_rejection_label(r);
+    w.Key(label.data(), static_cast<rapidjson::SizeType>(label.size()));
+    w.Uint64(b.fcgi_rejected[r].load(relaxed));
+  }
+  w.EndObject();
   w.Key("process_list");
   w.StartArray();
   for (const auto& slot : b.processes) {

@@ -19,6 +19,9 @@ inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414
 inline constexpr std::array<std::uint64_t, 12> kLatencyBucketsUs = {
     500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000};
 
+// The reasons of net::FcgiRejection after kNone: malformed, too large, management, deadline.
+inline constexpr std::size_t kFcgiRejectionReasons = 4;
+
 inline constexpr std::size_t kMaxProcessSlots = 128;  // processes x 2 during a reload
 
 // When a process's snapshot (db/snapshot.h) was last loaded (0: never): as_of when the load
@@ -54,6 +57,10 @@ struct ProcessSlot {
   // Set by a process that has served max_requests and drains: the master starts its
   // replacement at once rather than when it exits.
   std::atomic<std::uint32_t> retiring{0};
+  // CLOCK_MONOTONIC milliseconds when one of the process's threads last took work or found
+  // none within a second: the master feeds systemd's watchdog only while every serving process
+  // beats (fcgi/master.h).
+  std::atomic<std::int64_t> heartbeat_ms{0};
   SnapshotLoads snapshots;
 };
 
@@ -71,6 +78,12 @@ struct Scoreboard {
   std::atomic<std::uint64_t> config_reloads{0};
   std::atomic<std::uint64_t> deposit_accounts_created{0};  // rows this worker inserted
   std::atomic<std::uint64_t> deposit_accounts_refused{0};  // new rows refused by the cap
+  // FastCGI requests closed before libfcgi read them (fcgi/request_screen.h), by reason:
+  // index net::FcgiRejection - 1.
+  std::array<std::atomic<std::uint64_t>, kFcgiRejectionReasons> fcgi_rejected{};
+  // Worker processes the master killed: retiring ones that did not end within
+  // shutdown_timeout_s.
+  std::atomic<std::uint64_t> processes_killed{0};
   std::atomic<std::uint32_t> configured_processes{0};
   std::atomic<std::uint32_t> configured_threads{0};
   std::atomic<std::uint32_t> max_requests{0};

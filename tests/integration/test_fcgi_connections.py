@@ -6,7 +6,8 @@ directly with tests/integration/fcgi_client.py:
   requests through nginx keep being answered; the pool is whole again afterwards.
 * A connection kept open (FCGI_KEEP_CONN) that goes idle is closed after the same time, and
   nginx with keep-alive to the workers serves on after its kept connections were closed.
-* A worker listening on TCP answers only the web servers FCGI_WEB_SERVER_ADDRS lists (a peer
+* A worker listening on TCP refuses to start without FCGI_WEB_SERVER_ADDRS (unless
+  listen_allow_any = yes), and answers only the web servers it lists (a peer
   from another address is closed without an answer), warns at start when the variable is unset,
   and refuses to start on a list that is not addresses.
 
@@ -202,7 +203,7 @@ class KeptConnectionsThroughNginx(unittest.TestCase):
 class WebServerAddrs(unittest.TestCase):
     """A second worker, on TCP 127.0.0.1:<port>, on the stack's database."""
 
-    def start_tcp_worker(self, web_server_addrs=None, expect_exit=False):
+    def start_tcp_worker(self, web_server_addrs=None, expect_exit=False, **config):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("CONNECTOR_") and k != "FCGI_WEB_SERVER_ADDRS"}
         env["CONNECTOR_DB_PASSWORD"] = str(stack.settings["db_password"])
@@ -213,7 +214,8 @@ class WebServerAddrs(unittest.TestCase):
                 s.bind(("127.0.0.1", 0))
                 port = s.getsockname()[1]
             config = stack.dir / f"tcp-{port}.conf"
-            settings = dict(stack.settings, listen=f"127.0.0.1:{port}", processes=1, threads=2)
+            settings = dict(stack.settings, listen=f"127.0.0.1:{port}", processes=1, threads=2,
+                            **config)
             config.write_text("".join(f"{k} = {v}\n" for k, v in settings.items()))
             config.chmod(0o600)
             log = stack.dir / f"tcp-{port}.log"
@@ -263,10 +265,19 @@ class WebServerAddrs(unittest.TestCase):
         self.assertIn("refused a FastCGI connection from 127.0.0.2: not in "
                       "FCGI_WEB_SERVER_ADDRS (127.0.0.1)", text)
 
-    def test_without_the_variable_a_tcp_listen_warns_and_answers_anyone(self):
-        port, log = self.start_tcp_worker(None)
+    def test_without_the_variable_a_tcp_listen_refuses_to_start(self):
+        process, log = self.start_tcp_worker(None, expect_exit=True)
+        self.assertEqual(process.returncode, 1)
+        self.assertIn("error: refusing to listen on TCP without FCGI_WEB_SERVER_ADDRS: any host "
+                      "that can reach the port could send requests to the worker. Set it to the "
+                      "address(es) of nginx (docs/operations.md), or listen_allow_any = yes on a "
+                      "network no one else can reach", log.read_text())
+
+    def test_listen_allow_any_warns_and_answers_anyone(self):
+        port, log = self.start_tcp_worker(None, listen_allow_any="yes")
         self.assertEqual(fcgi_get(("127.0.0.1", port), "/healthz", source="127.0.0.2")[0], 200)
-        self.assertIn("warning: listening on TCP without FCGI_WEB_SERVER_ADDRS", log.read_text())
+        self.assertIn("warning: listening on TCP without FCGI_WEB_SERVER_ADDRS "
+                      "(listen_allow_any = yes)", log.read_text())
 
     def test_a_list_that_is_not_addresses_stops_the_start(self):
         process, log = self.start_tcp_worker("127.0.0.1, nginx.internal", expect_exit=True)

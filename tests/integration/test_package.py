@@ -106,6 +106,8 @@ class PackageArchive(unittest.TestCase):
                          field("Depends"))
         for name in ("libfcgi0ldbl", "libmysqlcppconn7v5", "libc6", "libstdc++6"):
             self.assertIn(name, depends)
+        # libfcgi with Debian's fix of CVE-2025-23016, whatever dpkg-shlibdeps asks for.
+        self.assertIn("libfcgi0ldbl (>= 2.4.2-2+deb12u1)", field("Depends"))
 
     def test_the_file_name_is_the_one_the_docs_name(self):
         arch = run(["dpkg", "--print-architecture"]).stdout.strip()
@@ -183,6 +185,8 @@ class PackageArchive(unittest.TestCase):
         # The FastCGI socket's own group (connector-worker.socket), nginx's user its member.
         self.assertIn("addgroup --system connector-fcgi", postinst)
         self.assertIn("adduser www-data connector-fcgi", postinst)
+        # ... on the first installation only: an upgrade leaves the group as the operator has it.
+        self.assertIn('if [ -z "$2" ] && getent passwd www-data', postinst)
         # systemd is told about the units only when it runs; nothing is enabled or started.
         self.assertIn("[ -d /run/systemd/system ]", postinst)
         self.assertIn("daemon-reload", postinst)

@@ -61,6 +61,8 @@ const char* const kAllKeysFile =
     "listen_mode = 0600\n"
     "listen_backlog = 64\n"
     "fcgi_read_timeout_ms = 750\n"
+    "listen_allow_any = yes\n"
+    "fcgi_max_params_bytes = 8192\n"
     "threads = 3\n"
     "reference_refresh_ms = 250\n"
     "new_accounts_per_minute = 30\n"
@@ -178,6 +180,8 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_LISTEN_MODE",
       "CONNECTOR_LISTEN_BACKLOG",
       "CONNECTOR_FCGI_READ_TIMEOUT_MS",
+      "CONNECTOR_LISTEN_ALLOW_ANY",
+      "CONNECTOR_FCGI_MAX_PARAMS_BYTES",
       "CONNECTOR_THREADS",
       "CONNECTOR_REFERENCE_REFRESH_MS",
       "CONNECTOR_NEW_ACCOUNTS_PER_MINUTE",
@@ -364,7 +368,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
   const std::string all = describe(parse(kAllKeysFile));
   BOOST_TEST(all ==
              "listen=127.0.0.1:9000 listen_mode=0600 listen_backlog=64 fcgi_read_timeout_ms=750 "
-             "processes=5 threads=3 "
+             "listen_allow_any=yes fcgi_max_params_bytes=8192 processes=5 threads=3 "
              "max_requests=1000 request_timeout_ms=1500 slow_request_ms=200 "
              "access_log=/var/log/connector/access.log shutdown_timeout_s=9 "
              "reference_refresh_ms=250 new_accounts_per_minute=30 "
@@ -375,7 +379,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
   BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(describe(parse("")) ==
              "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 "
-             "fcgi_read_timeout_ms=5000 processes=2 "
+             "fcgi_read_timeout_ms=5000 listen_allow_any=no fcgi_max_params_bytes=16384 processes=2 "
              "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
              "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
              "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
@@ -563,4 +567,12 @@ BOOST_AUTO_TEST_CASE(a_bad_environment_file_line_is_named_not_echoed) {
       }
     }
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_switch_is_yes_or_no) {
+  BOOST_TEST(parse("listen_allow_any = yes\n").worker.listen_allow_any);
+  BOOST_TEST(parse("listen_allow_any = on\n").worker.listen_allow_any);
+  BOOST_TEST(!parse("listen_allow_any = no\n").worker.listen_allow_any);
+  BOOST_TEST(!parse("").worker.listen_allow_any);
+  BOOST_TEST(error_of("listen_allow_any = maybe\n") == "line 1: listen_allow_any must be yes or no");
 }

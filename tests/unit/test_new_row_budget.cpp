@@ -88,3 +88,18 @@ BOOST_AUTO_TEST_CASE(the_shared_window_holds_for_forked_processes) {
   // The child's two rows count here too: one left of three.
   BOOST_TEST((take_many(budget, 5, kAt15s) == std::pair<unsigned, std::uint32_t>{1, 45}));
 }
+
+BOOST_AUTO_TEST_CASE(the_window_never_moves_backwards) {
+  // A thread preempted with an older `now` (or a clock stepped back) must not start the past
+  // minute's count again, which would reset the current minute's.
+  db::NewRowWindow window;
+  db::NewRowBudget budget(2, window);
+  const auto next_minute = kMinuteStart + seconds(60);
+  BOOST_TEST((take_many(budget, 1, next_minute + seconds(10)) ==
+              std::pair<unsigned, std::uint32_t>{1, 0}));
+  BOOST_TEST((take_many(budget, 1, kAt15s) == std::pair<unsigned, std::uint32_t>{1, 0}));
+  // Both counted against the newer minute: its cap is reached, until it ends (105 s from 15 s).
+  BOOST_TEST((take_many(budget, 1, kAt15s) == std::pair<unsigned, std::uint32_t>{0, 105}));
+  BOOST_TEST((take_many(budget, 1, next_minute + seconds(20)) ==
+              std::pair<unsigned, std::uint32_t>{0, 40}));
+}

@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/test/unit_test.hpp>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "stdout_records.h"
 
 namespace {
+
+constexpr std::chrono::milliseconds kTimeout{10000};
 
 struct Record {
   int version, type, request_id;
@@ -38,9 +42,10 @@ std::vector<Record> without_end(std::vector<Record> records, int request_id) {
 std::vector<Record> written(std::string_view head, std::string_view body, int request_id) {
   int fd[2];
   BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+  connector::fcgi::set_send_timeout(fd[0], kTimeout);
   bool ok = false;
   std::thread writer([&] {
-    ok = connector::fcgi::write_response(fd[0], request_id, head, body);
+    ok = connector::fcgi::write_response(fd[0], request_id, head, body, kTimeout);
     ::close(fd[0]);
   });
   std::string bytes;
@@ -94,6 +99,38 @@ BOOST_AUTO_TEST_CASE(a_closed_connection_is_reported) {
   BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
   ::close(fd[1]);
   ::signal(SIGPIPE, SIG_IGN);
-  BOOST_TEST(!connector::fcgi::write_response(fd[0], 1, "Status: 200 OK\r\n\r\n", "x"));
+  BOOST_TEST(!connector::fcgi::write_response(fd[0], 1, "Status: 200 OK\r\n\r\n", "x", kTimeout));
   ::close(fd[0]);
+}
+
+// A peer that takes the answer a few bytes at a time, never stalling a single write for long:
+// the answer's one deadline still ends the write (a timeout per system call never would).
+BOOST_AUTO_TEST_CASE(a_peer_that_reads_a_trickle_cannot_hold_the_write_past_its_deadline) {
+  int fd[2];
+  BOOST_TEST_REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+  const int small = 4096;
+  ::setsockopt(fd[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+  ::setsockopt(fd[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    char buffer[64];
+    while (!done && ::read(fd[1], buffer, sizeof buffer) > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  const std::string body(4 * 1024 * 1024, 'x');  // 64 bytes per 20 ms: about 20 minutes
+  connector::fcgi::set_send_timeout(fd[0], std::chrono::milliseconds(300));  // as at accept
+  const auto started = std::chrono::steady_clock::now();
+  const bool ok = connector::fcgi::write_response(fd[0], 1, "Status: 200 OK\r\n\r\n", body,
+                                                  std::chrono::milliseconds(300));
+  const auto took = std::chrono::steady_clock::now() - started;
+  done = true;
+  ::shutdown(fd[0], SHUT_RDWR);
+  trickle.join();
+  ::close(fd[0]);
+  ::close(fd[1]);
+  BOOST_TEST(!ok);
+  // A guard against a hang, not a benchmark: the write ends near its deadline, not after the
+  // minutes the whole body would take.
+  BOOST_TEST(took < std::chrono::seconds(30));
 }

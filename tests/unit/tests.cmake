@@ -16,6 +16,7 @@ connector_unit_test(test_page_walk)
 connector_unit_test(test_snapshot)
 connector_unit_test(test_new_row_budget)
 connector_unit_test(test_web_server_addrs)
+connector_unit_test(test_fcgi_screen)
 connector_unit_test(test_fuzz_regressions)
 # The worker's FastCGI record writer (fcgi/), compiled in on its own.
 if(TARGET connector-worker)

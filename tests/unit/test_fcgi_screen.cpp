@@ -1,0 +1,234 @@
+// The FastCGI screen (net/fcgi_screen.h): what libfcgi may see. Requests are built record by
+// record as nginx sends them, then broken one way at a time.
+#define BOOST_TEST_MODULE fcgi_screen
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "net/fcgi_screen.h"
+
+using connector::net::FcgiLimits;
+using connector::net::FcgiRejection;
+using connector::net::FcgiScreen;
+using connector::net::FcgiVerdict;
+using connector::net::max_request_bytes;
+using connector::net::screen_fcgi_request;
+using Bytes = std::vector<std::uint8_t>;
+
+namespace {
+
+constexpr std::uint8_t kBegin = 1, kAbort = 2, kEnd = 3, kParams = 4, kStdin = 5, kStdout = 6,
+                       kGetValues = 9;
+
+Bytes record(std::uint8_t type, std::uint16_t id, const Bytes& content, std::uint8_t padding = 0,
+             std::uint8_t version = 1) {
+  Bytes out = {version,
+               type,
+               static_cast<std::uint8_t>(id >> 8),
+               static_cast<std::uint8_t>(id & 0xFF),
+               static_cast<std::uint8_t>(content.size() >> 8),
+               static_cast<std::uint8_t>(content.size() & 0xFF),
+               padding,
+               0};
+  out.insert(out.end(), content.begin(), content.end());
+  out.insert(out.end(), padding, 0);
+  return out;
+}
+
+Bytes begin(std::uint16_t id = 1, bool keep = false, std::uint16_t role = 1) {
+  return record(kBegin, id,
+                {static_cast<std::uint8_t>(role >> 8), static_cast<std::uint8_t>(role & 0xFF),
+                 static_cast<std::uint8_t>(keep ? 1 : 0), 0, 0, 0, 0, 0});
+}
+
+void append_length(Bytes& out, std::uint32_t length, bool long_form) {
+  if (!long_form && length < 128) {
+    out.push_back(static_cast<std::uint8_t>(length));
+    return;
+  }
+  out.push_back(static_cast<std::uint8_t>((length >> 24) | 0x80));
+  out.push_back(static_cast<std::uint8_t>(length >> 16));
+  out.push_back(static_cast<std::uint8_t>(length >> 8));
+  out.push_back(static_cast<std::uint8_t>(length));
+}
+
+Bytes pair(std::string_view name, std::string_view value) {
+  Bytes out;
+  append_length(out, static_cast<std::uint32_t>(name.size()), false);
+  append_length(out, static_cast<std::uint32_t>(value.size()), false);
+  out.insert(out.end(), name.begin(), name.end());
+  out.insert(out.end(), value.begin(), value.end());
+  return out;
+}
+
+// A pair whose lengths say name_length and value_length, in the 4-byte form, with no bytes.
+Bytes lying_pair(std::uint32_t name_length, std::uint32_t value_length) {
+  Bytes out;
+  append_length(out, name_length, true);
+  append_length(out, value_length, true);
+  return out;
+}
+
+Bytes join(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const auto& part : parts) out.insert(out.end(), part.begin(), part.end());
+  return out;
+}
+
+Bytes nginx_params() {
+  return join({pair("REQUEST_METHOD", "GET"), pair("DOCUMENT_URI", "/v1/history"),
+               pair("QUERY_STRING", "page_size=5"), pair("REQUEST_ID", std::string(32, 'a'))});
+}
+
+// A whole request as nginx sends it: padded records, an empty STDIN.
+Bytes nginx_request(std::uint16_t id = 1, bool keep = false) {
+  const Bytes params = nginx_params();
+  return join({begin(id, keep), record(kParams, id, params, (8 - params.size() % 8) % 8),
+               record(kParams, id, {}), record(kStdin, id, {})});
+}
+
+FcgiScreen screen(const Bytes& bytes, FcgiLimits limits = {}) {
+  return screen_fcgi_request(bytes, limits);
+}
+
+void check_rejected(const Bytes& bytes, FcgiRejection reason, FcgiLimits limits = {}) {
+  const FcgiScreen result = screen(bytes, limits);
+  BOOST_TEST((result.verdict == FcgiVerdict::kRejected));
+  BOOST_TEST((result.reason == reason), "reason " << static_cast<int>(result.reason));
+  BOOST_TEST(!result.detail.empty());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_request_as_nginx_sends_it_passes_whole) {
+  for (const bool keep : {false, true}) {
+    const Bytes request = nginx_request(1, keep);
+    const FcgiScreen result = screen(request);
+    BOOST_TEST((result.verdict == FcgiVerdict::kRequest));
+    BOOST_TEST(result.request_bytes == request.size());
+    BOOST_TEST(result.keep_connection == keep);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_prefix_of_a_request_waits_for_more) {
+  const Bytes request = nginx_request();
+  for (std::size_t size = 0; size < request.size(); ++size) {
+    const Bytes prefix(request.begin(), request.begin() + static_cast<std::ptrdiff_t>(size));
+    BOOST_TEST((screen(prefix).verdict == FcgiVerdict::kIncomplete), "prefix of " << size);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(bytes_after_the_request_are_left_for_the_next_one) {
+  const Bytes request = nginx_request(1, true);
+  const Bytes two = join({request, nginx_request(2, true)});
+  const FcgiScreen result = screen(two);
+  BOOST_TEST((result.verdict == FcgiVerdict::kRequest));
+  BOOST_TEST(result.request_bytes == request.size());
+}
+
+BOOST_AUTO_TEST_CASE(a_request_body_within_its_bound_passes) {
+  const Bytes body(1000, 'x');
+  const Bytes request = join({begin(), record(kParams, 1, nginx_params()), record(kParams, 1, {}),
+                              record(kStdin, 1, body), record(kStdin, 1, {})});
+  BOOST_TEST((screen(request).verdict == FcgiVerdict::kRequest));
+}
+
+// The reproducer of the crash libfcgi 2.4.2 aborts on (a malloc of about 2^31 bytes), and the
+// lengths around it: each is refused, never handed on.
+BOOST_AUTO_TEST_CASE(name_value_lengths_past_their_record_are_malformed) {
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> lengths = {
+      {0xFFFFFFFEu, 0},  // written as 0xfffffffe: 0x7ffffffe
+      {0x7FFFFFFFu, 0},          {0x80000000u, 1},  // 0x80000000 is 0 in the 4-byte form
+      {0x7FFFFFFFu, 0x7FFFFFFFu},  // a sum past 2^32 in 32 bits
+      {0x7FFFFFF0u, 0x20},       {5, 0},            {0, 1}};
+  for (const auto& [name, value] : lengths) {
+    check_rejected(join({begin(), record(kParams, 1, lying_pair(name, value)),
+                         record(kParams, 1, {}), record(kStdin, 1, {})}),
+                   FcgiRejection::kMalformed);
+  }
+  // A pair cut after its lengths' first byte of the 4-byte form.
+  check_rejected(join({begin(), record(kParams, 1, {0x80, 0})}), FcgiRejection::kMalformed);
+  // A pair split across two records: libfcgi would join them, the screen does not.
+  const Bytes whole = pair("REQUEST_METHOD", "GET");
+  const Bytes head(whole.begin(), whole.begin() + 5), tail(whole.begin() + 5, whole.end());
+  check_rejected(join({begin(), record(kParams, 1, head), record(kParams, 1, tail)}),
+                 FcgiRejection::kMalformed);
+}
+
+BOOST_AUTO_TEST_CASE(management_and_unknown_records_are_refused) {
+  // FCGI_GET_VALUES naming FCGI_MAX_CONNS, eight times.
+  Bytes get_values;
+  for (int i = 0; i < 8; ++i) {
+    const Bytes one = record(kGetValues, 0, pair("FCGI_MAX_CONNS", ""));
+    get_values.insert(get_values.end(), one.begin(), one.end());
+  }
+  check_rejected(get_values, FcgiRejection::kManagement);
+  check_rejected(begin(0), FcgiRejection::kManagement);  // request id 0
+  check_rejected(join({begin(), record(12, 1, {})}), FcgiRejection::kManagement);
+  check_rejected(record(255, 1, {}), FcgiRejection::kManagement);
+}
+
+BOOST_AUTO_TEST_CASE(records_out_of_their_place_are_malformed) {
+  const Bytes params = record(kParams, 1, nginx_params());
+  const Bytes params_end = record(kParams, 1, {});
+  check_rejected(params, FcgiRejection::kMalformed);                         // no BEGIN first
+  check_rejected(join({begin(), begin()}), FcgiRejection::kMalformed);        // a second BEGIN
+  check_rejected(join({begin(1), begin(2)}), FcgiRejection::kMalformed);      // a second request
+  check_rejected(join({begin(1), record(kParams, 2, {})}), FcgiRejection::kMalformed);
+  check_rejected(join({begin(), params, record(kStdin, 1, {})}), FcgiRejection::kMalformed);
+  check_rejected(join({begin(), params, params_end, params}), FcgiRejection::kMalformed);
+  check_rejected(join({begin(), record(kStdout, 1, {})}), FcgiRejection::kMalformed);
+  check_rejected(join({begin(), record(kEnd, 1, Bytes(8, 0))}), FcgiRejection::kMalformed);
+  check_rejected(record(kBegin, 1, Bytes(8, 0), 0, 2), FcgiRejection::kMalformed);  // version 2
+  check_rejected(begin(1, false, 2), FcgiRejection::kMalformed);  // role AUTHORIZER
+  check_rejected(record(kBegin, 1, Bytes(16, 0)), FcgiRejection::kMalformed);
+}
+
+BOOST_AUTO_TEST_CASE(a_truncated_header_waits_and_an_abort_ends_the_request) {
+  BOOST_TEST((screen(Bytes{1, kBegin, 0}).verdict == FcgiVerdict::kIncomplete));
+  const FcgiScreen aborted = screen(join({begin(), record(kAbort, 1, {})}));
+  BOOST_TEST((aborted.verdict == FcgiVerdict::kAborted));
+  check_rejected(join({begin(1), record(kAbort, 2, {})}), FcgiRejection::kMalformed);
+}
+
+BOOST_AUTO_TEST_CASE(parameters_over_their_bound_are_refused_on_the_header_alone) {
+  const FcgiLimits limits{.max_params_bytes = 1024, .max_stdin_bytes = 64};
+  Bytes request = begin();
+  const Bytes pair_of_1k = pair("X", std::string(1000, 'v'));
+  const Bytes one = record(kParams, 1, pair_of_1k);
+  request.insert(request.end(), one.begin(), one.end());
+  BOOST_TEST((screen(request, limits).verdict == FcgiVerdict::kIncomplete));
+  // The second record's header alone is enough: its content is never waited for.
+  const Bytes second = record(kParams, 1, pair_of_1k);
+  request.insert(request.end(), second.begin(), second.begin() + 8);
+  check_rejected(request, FcgiRejection::kTooLarge, limits);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_over_its_bound_is_refused) {
+  const FcgiLimits limits{.max_params_bytes = 1024, .max_stdin_bytes = 64};
+  check_rejected(join({begin(), record(kParams, 1, {}), record(kStdin, 1, Bytes(40, 'x')),
+                       record(kStdin, 1, Bytes(40, 'x'))}),
+                 FcgiRejection::kTooLarge, limits);
+}
+
+BOOST_AUTO_TEST_CASE(headers_and_padding_count_towards_the_request_bound) {
+  // Records of one empty pair and 255 bytes of padding each: little content, many bytes.
+  const FcgiLimits limits;
+  Bytes request = begin();
+  while (request.size() <= max_request_bytes(limits)) {
+    const Bytes one = record(kParams, 1, {0, 0}, 255);
+    request.insert(request.end(), one.begin(), one.end());
+  }
+  check_rejected(request, FcgiRejection::kTooLarge, limits);
+}
+
+BOOST_AUTO_TEST_CASE(rejections_have_metric_labels) {
+  using connector::net::rejection_label;
+  BOOST_TEST(rejection_label(FcgiRejection::kMalformed) == "malformed");
+  BOOST_TEST(rejection_label(FcgiRejection::kTooLarge) == "too_large");
+  BOOST_TEST(rejection_label(FcgiRejection::kManagement) == "management_record");
+  BOOST_TEST(rejection_label(FcgiRejection::kDeadline) == "deadline");
+}
