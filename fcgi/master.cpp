@@ -186,7 +186,8 @@ void Master::feed_watchdog() {
   pid_t stuck = 0;
   if (pool_progressing(stuck)) {
     sd_notify(0, "WATCHDOG=1");
-    if (watchdog_withheld_) util::log_info("every worker process beats again; feeding the watchdog");
+    if (watchdog_withheld_)
+      util::log_info("every worker process beats again; feeding the watchdog");
     watchdog_withheld_ = false;
     return;
   }

@@ -69,11 +69,11 @@ void note_rejection(const Screened& screened, std::chrono::milliseconds read_tim
   const auto index = static_cast<std::size_t>(screened.reason) - 1;
   metrics::scoreboard().fcgi_rejected[index].fetch_add(1, std::memory_order_relaxed);
   if (!log_due(last_rejection_log_s[index], std::chrono::seconds(10))) return;
-  const std::string what =
-      screened.reason == net::FcgiRejection::kDeadline
-          ? "sent no complete request within " + std::to_string(read_timeout.count()) +
-                " ms (fcgi_read_timeout_ms)"
-          : std::string(screened.detail);
+  const std::string what = screened.reason == net::FcgiRejection::kDeadline
+                               ? "sent no complete request within " +
+                                     std::to_string(read_timeout.count()) +
+                                     " ms (fcgi_read_timeout_ms)"
+                               : std::string(screened.detail);
   util::log_warning("closed a FastCGI connection before libfcgi read it (" +
                     std::string(net::rejection_label(screened.reason)) + "): " + what +
                     "; counted in connector_fcgi_rejected_total, logged once per 10 s");
@@ -157,10 +157,10 @@ void WorkerPool::join() {
 }
 
 void WorkerPool::beat() {
-  slot_.heartbeat_ms.store(std::chrono::duration_cast<std::chrono::milliseconds>(
-                               Clock::now().time_since_epoch())
-                               .count(),
-                           std::memory_order_relaxed);
+  slot_.heartbeat_ms.store(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+          .count(),
+      std::memory_order_relaxed);
 }
 
 int WorkerPool::wait_for_work() {
@@ -307,7 +307,8 @@ void WorkerPool::serve(unsigned slot) {
       if (fd < 0) continue;
     }
     // libfcgi reads only a whole request the screen passed; anything else is closed here.
-    if (const Screened screened = screen.wait(fd); screened.outcome != Screened::Outcome::kRequest) {
+    if (const Screened screened = screen.wait(fd);
+        screened.outcome != Screened::Outcome::kRequest) {
       if (screened.outcome == Screened::Outcome::kRejected) note_rejection(screened, read_timeout_);
       ::close(fd);
       continue;
@@ -353,8 +354,8 @@ void WorkerPool::serve(unsigned slot) {
         .request_id = param(request, "REQUEST_ID"),
         .deadline = deadline,
     });
-    const bool written =
-        write_response(request.ipcFd, request.requestId, response.head, response.body, read_timeout_);
+    const bool written = write_response(request.ipcFd, request.requestId, response.head,
+                                        response.body, read_timeout_);
     if (!written || !request.keepConnection) {
       // Closed here, at once: libfcgi's close (OS_Close) reads until the peer closes, which a
       // peer that keeps sending would make last for ever.

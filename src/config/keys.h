@@ -14,10 +14,10 @@
 
 namespace connector::config {
 
-using Field = std::variant<std::string WorkerSettings::*, unsigned WorkerSettings::*,
-                           bool WorkerSettings::*, std::string DatabaseSettings::*,
-                           unsigned DatabaseSettings::*,
-                           std::vector<DatabaseEndpoint> DatabaseSettings::*>;
+using Field =
+    std::variant<std::string WorkerSettings::*, unsigned WorkerSettings::*, bool WorkerSettings::*,
+                 std::string DatabaseSettings::*, unsigned DatabaseSettings::*,
+                 std::vector<DatabaseEndpoint> DatabaseSettings::*>;
 
 struct Key {
   std::string_view name;

@@ -73,15 +73,17 @@ enum class Stage { kBegin, kParams, kStdin };
 
 // The checks a record's header allows, before its content has arrived (so an oversized record
 // is refused on its first 8 bytes). Returns a rejection, or kIncomplete to go on.
-FcgiScreen check_header(const Header& h, Stage stage, std::uint16_t request_id,
-                        std::size_t& params, std::size_t& body, const FcgiLimits& limits) {
-  if (h.version != kVersion) return rejected(FcgiRejection::kMalformed, "a record not of version 1");
+FcgiScreen check_header(const Header& h, Stage stage, std::uint16_t request_id, std::size_t& params,
+                        std::size_t& body, const FcgiLimits& limits) {
+  if (h.version != kVersion)
+    return rejected(FcgiRejection::kMalformed, "a record not of version 1");
   if (h.request_id == 0 || h.type >= kGetValues) {
     return rejected(FcgiRejection::kManagement, "a management or unknown record");
   }
   if (h.type == kBeginRequest) {
     if (stage != Stage::kBegin) {
-      return rejected(FcgiRejection::kMalformed, "a second FCGI_BEGIN_REQUEST on a busy connection");
+      return rejected(FcgiRejection::kMalformed,
+                      "a second FCGI_BEGIN_REQUEST on a busy connection");
     }
     if (h.content_bytes != kBeginBodyBytes) {
       return rejected(FcgiRejection::kMalformed, "an FCGI_BEGIN_REQUEST body not of 8 bytes");
@@ -89,7 +91,8 @@ FcgiScreen check_header(const Header& h, Stage stage, std::uint16_t request_id,
     return {};
   }
   if (stage == Stage::kBegin) {
-    return rejected(FcgiRejection::kMalformed, "a request that does not start with FCGI_BEGIN_REQUEST");
+    return rejected(FcgiRejection::kMalformed,
+                    "a request that does not start with FCGI_BEGIN_REQUEST");
   }
   if (h.request_id != request_id) {
     return rejected(FcgiRejection::kMalformed, "a second request id on one connection");
@@ -177,7 +180,8 @@ FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLi
         if (content.empty()) {
           stage = Stage::kStdin;
         } else if (!pairs_fit(content)) {
-          return rejected(FcgiRejection::kMalformed, "a name-value pair past the end of its record");
+          return rejected(FcgiRejection::kMalformed,
+                          "a name-value pair past the end of its record");
         }
         break;
       default:  // kStdin: its empty record ends the request

@@ -25,8 +25,8 @@
 namespace connector::net {
 
 struct FcgiLimits {
-  std::size_t max_params_bytes = 16 * 1024;  // fcgi_max_params_bytes; nginx sends 1-2 KiB
-  std::size_t max_stdin_bytes = 4 * 1024;    // this API takes no body (nginx: 1k at most)
+  std::size_t max_params_bytes = 16384;  // fcgi_max_params_bytes; nginx sends 1-2 KiB
+  std::size_t max_stdin_bytes = 4096;    // this API takes no body (nginx: 1k at most)
 };
 
 // Room for the records' headers and padding beyond their content: nginx sends 5 records.
@@ -57,9 +57,9 @@ std::string_view rejection_label(FcgiRejection reason);
 struct FcgiScreen {
   FcgiVerdict verdict = FcgiVerdict::kIncomplete;
   FcgiRejection reason = FcgiRejection::kNone;
-  std::string_view detail;         // what was wrong, for the log (a static string)
-  std::size_t request_bytes = 0;   // kRequest: the request's bytes, from the first one
-  bool keep_connection = false;    // the BEGIN_REQUEST's FCGI_KEEP_CONN flag, once seen
+  std::string_view detail;        // what was wrong, for the log (a static string)
+  std::size_t request_bytes = 0;  // kRequest: the request's bytes, from the first one
+  bool keep_connection = false;   // the BEGIN_REQUEST's FCGI_KEEP_CONN flag, once seen
 };
 
 FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits);

@@ -203,7 +203,7 @@ class KeptConnectionsThroughNginx(unittest.TestCase):
 class WebServerAddrs(unittest.TestCase):
     """A second worker, on TCP 127.0.0.1:<port>, on the stack's database."""
 
-    def start_tcp_worker(self, web_server_addrs=None, expect_exit=False, **config):
+    def start_tcp_worker(self, web_server_addrs=None, expect_exit=False, **extra_settings):
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("CONNECTOR_") and k != "FCGI_WEB_SERVER_ADDRS"}
         env["CONNECTOR_DB_PASSWORD"] = str(stack.settings["db_password"])
@@ -215,7 +215,7 @@ class WebServerAddrs(unittest.TestCase):
                 port = s.getsockname()[1]
             config = stack.dir / f"tcp-{port}.conf"
             settings = dict(stack.settings, listen=f"127.0.0.1:{port}", processes=1, threads=2,
-                            **config)
+                            **extra_settings)
             config.write_text("".join(f"{k} = {v}\n" for k, v in settings.items()))
             config.chmod(0o600)
             log = stack.dir / f"tcp-{port}.log"

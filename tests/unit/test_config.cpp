@@ -377,15 +377,16 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "db_password=(set) db_write_user=writer db_write_password=(set) "
              "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=45");
   BOOST_TEST(all.find("w-secret") == std::string::npos);
-  BOOST_TEST(describe(parse("")) ==
-             "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 "
-             "fcgi_read_timeout_ms=5000 listen_allow_any=no fcgi_max_params_bytes=16384 processes=2 "
-             "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
-             "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
-             "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
-             "db_replicas=(none) db_name=connector db_user=connector "
-             "db_password=(empty) db_write_user=connector db_write_password=(empty) "
-             "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
+  BOOST_TEST(
+      describe(parse("")) ==
+      "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 "
+      "fcgi_read_timeout_ms=5000 listen_allow_any=no fcgi_max_params_bytes=16384 processes=2 "
+      "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
+      "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
+      "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
+      "db_replicas=(none) db_name=connector db_user=connector "
+      "db_password=(empty) db_write_user=connector db_write_password=(empty) "
+      "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
 }
 
 BOOST_AUTO_TEST_CASE(hash_inside_a_value_is_kept_but_hash_after_space_is_a_comment) {
@@ -574,5 +575,6 @@ BOOST_AUTO_TEST_CASE(a_switch_is_yes_or_no) {
   BOOST_TEST(parse("listen_allow_any = on\n").worker.listen_allow_any);
   BOOST_TEST(!parse("listen_allow_any = no\n").worker.listen_allow_any);
   BOOST_TEST(!parse("").worker.listen_allow_any);
-  BOOST_TEST(error_of("listen_allow_any = maybe\n") == "line 1: listen_allow_any must be yes or no");
+  BOOST_TEST(error_of("listen_allow_any = maybe\n") ==
+             "line 1: listen_allow_any must be yes or no");
 }

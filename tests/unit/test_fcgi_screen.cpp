@@ -140,10 +140,10 @@ BOOST_AUTO_TEST_CASE(a_request_body_within_its_bound_passes) {
 // lengths around it: each is refused, never handed on.
 BOOST_AUTO_TEST_CASE(name_value_lengths_past_their_record_are_malformed) {
   const std::vector<std::pair<std::uint32_t, std::uint32_t>> lengths = {
-      {0xFFFFFFFEu, 0},  // written as 0xfffffffe: 0x7ffffffe
-      {0x7FFFFFFFu, 0},          {0x80000000u, 1},  // 0x80000000 is 0 in the 4-byte form
-      {0x7FFFFFFFu, 0x7FFFFFFFu},  // a sum past 2^32 in 32 bits
-      {0x7FFFFFF0u, 0x20},       {5, 0},            {0, 1}};
+      {0xFFFFFFFEu, 0},                              // written as 0xfffffffe: 0x7ffffffe
+      {0x7FFFFFFFu, 0},           {0x80000000u, 1},  // 0x80000000 is 0 in the 4-byte form
+      {0x7FFFFFFFu, 0x7FFFFFFFu},                    // a sum past 2^32 in 32 bits
+      {0x7FFFFFF0u, 0x20},        {5, 0},           {0, 1}};
   for (const auto& [name, value] : lengths) {
     check_rejected(join({begin(), record(kParams, 1, lying_pair(name, value)),
                          record(kParams, 1, {}), record(kStdin, 1, {})}),
@@ -174,9 +174,9 @@ BOOST_AUTO_TEST_CASE(management_and_unknown_records_are_refused) {
 BOOST_AUTO_TEST_CASE(records_out_of_their_place_are_malformed) {
   const Bytes params = record(kParams, 1, nginx_params());
   const Bytes params_end = record(kParams, 1, {});
-  check_rejected(params, FcgiRejection::kMalformed);                         // no BEGIN first
-  check_rejected(join({begin(), begin()}), FcgiRejection::kMalformed);        // a second BEGIN
-  check_rejected(join({begin(1), begin(2)}), FcgiRejection::kMalformed);      // a second request
+  check_rejected(params, FcgiRejection::kMalformed);                      // no BEGIN first
+  check_rejected(join({begin(), begin()}), FcgiRejection::kMalformed);    // a second BEGIN
+  check_rejected(join({begin(1), begin(2)}), FcgiRejection::kMalformed);  // a second request
   check_rejected(join({begin(1), record(kParams, 2, {})}), FcgiRejection::kMalformed);
   check_rejected(join({begin(), params, record(kStdin, 1, {})}), FcgiRejection::kMalformed);
   check_rejected(join({begin(), params, params_end, params}), FcgiRejection::kMalformed);
