@@ -689,6 +689,36 @@ class WorkerUnderSystemd(unittest.TestCase):
         self.assertEqual(senders, {pid}, "NotifyAccess=main: only the master may notify; got "
                                          f"{[(m[1], m[2]) for m in notify.messages]}")
 
+    def test_the_watchdog_is_fed_only_while_every_process_beats(self):
+        """A worker process made to hang (SIGSTOP) stops beating; past the heartbeat limit
+        (2 x fcgi_read_timeout_ms + request_timeout_ms + 3 s: 4.5 s here) the master stops
+        feeding the watchdog, so systemd would restart the service; once it beats again, the
+        pings resume."""
+        notify = self.notify_socket("watchdog.sock")
+        run = self.activate("watchdog", {
+            "NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000",
+            "CONNECTOR_FCGI_READ_TIMEOUT_MS": "500", "CONNECTOR_REQUEST_TIMEOUT_MS": "500"})
+        self.get_networks()  # starts it
+        ready, _ = notify.wait_for("READY")
+        notify.wait_for("WATCHDOG", since=ready + 1, timeout=5)
+        stuck = children_of(run.proc.pid)[0]
+        os.kill(stuck, signal.SIGSTOP)
+        try:
+            withheld = f"worker process {stuck} shows no progress for over 4500 ms"
+            deadline = time.monotonic() + 60
+            while withheld not in run.log():
+                self.assertLess(time.monotonic(), deadline, run.log()[-3000:])
+                notify.drain(0.1)
+            notify.drain(0.5)  # pings sent before the line was written
+            mark = len(notify.messages)
+            notify.drain(2.5)  # five ping intervals
+            self.assertEqual([m[2] for m in notify.messages[mark:] if "WATCHDOG" in m[2]], [])
+        finally:
+            os.kill(stuck, signal.SIGCONT)
+        notify.wait_for("WATCHDOG", since=mark, timeout=30)
+        self.assertIn("every worker process beats again; feeding the watchdog", run.log())
+        run.stop(self)
+
     def test_restart_under_a_held_socket_drops_no_request(self):
         held = HeldSocket(stack.fcgi_socket)
         self.cleanups.append(held.close)

@@ -245,6 +245,28 @@ class KeptConnections(unittest.TestCase):
             self.assertEqual(stack.get("/v1/networks").status, 200)
 
 
+class RetiringProcesses(unittest.TestCase):
+    def test_a_retiring_process_that_hangs_is_killed_after_shutdown_timeout(self):
+        """A process of the old generation that cannot drain (SIGSTOP: a request stuck past
+        every deadline) is killed once it has been retiring for shutdown_timeout_s; its slot is
+        freed, the event logged and counted, and it is no crash."""
+        with Stack(fixture=fixture.path, threads=2,
+                   config={"processes": 2, "shutdown_timeout_s": 2}) as stack:
+            stuck = stack.worker_children()[0]
+            os.kill(stuck, signal.SIGSTOP)
+            stack.reload_worker()
+            self.assertTrue(wait_for(lambda: stuck not in stack.worker_children(), 60),
+                            stack.worker_log_text()[-3000:])
+            self.assertIn(f"worker process {stuck} did not end within 2 s of retiring "
+                          "(shutdown_timeout_s); killed it", stack.worker_log_text())
+            self.assertTrue(wait_for(lambda: stack.worker_status()["processes"] == 2, 30))
+            status = stack.worker_status()
+            self.assertEqual((status["processes_killed"], status["process_crashes"]), (1, 0))
+            metrics = prometheus(stack.get("/metrics").body.decode())
+            self.assertEqual(metrics[("connector_worker_processes_killed_total", frozenset())], 1)
+            self.assertEqual(stack.get("/v1/networks").status, 200)
+
+
 class Recycling(unittest.TestCase):
     def test_processes_are_replaced_after_max_requests_without_failures(self):
         with Stack(fixture=fixture.path, threads=2, config={
