@@ -111,8 +111,9 @@ ReferenceData load_reference_data(Database& db) {
 }
 
 std::chrono::steady_clock::time_point ReferenceCache::load(Database& db) {
-  return snapshot_.store(load_reference_data(db));
+  const auto stored_at = snapshot_.store(load_reference_data(db));
   metrics::increment(&metrics::Scoreboard::reference_reloads);
+  return stored_at;
 }
 
 }  // namespace connector::db

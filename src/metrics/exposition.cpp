@@ -163,12 +163,14 @@ void write_snapshot_load(const SnapshotLoad& load, rapidjson::Writer<rapidjson::
   w.EndObject();
 }
 
-// One live process: its threads and what it serves from memory (0: not loaded yet).
-void write_process(const ProcessSlot& slot, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+// One live process (pid: read once by the caller, as the master may clear the slot meanwhile):
+// its threads and what it serves from memory (0: not loaded yet).
+void write_process(std::int32_t pid, const ProcessSlot& slot,
+                   rapidjson::Writer<rapidjson::StringBuffer>& w) {
   constexpr auto relaxed = std::memory_order_relaxed;
   w.StartObject();
   w.Key("pid");
-  w.Int(slot.pid.load(relaxed));
+  w.Int(pid);
   w.Key("threads");
   w.Uint(slot.threads.load(relaxed));
   w.Key("active_threads");
@@ -246,7 +248,7 @@ void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringB
   w.Key("process_list");
   w.StartArray();
   for (const auto& slot : b.processes) {
-    if (slot.pid.load(relaxed) != 0) write_process(slot, w);
+    if (const std::int32_t pid = slot.pid.load(relaxed); pid != 0) write_process(pid, slot, w);
   }
   w.EndArray();
   w.EndObject();

@@ -347,7 +347,7 @@ class Stack:
         return [p["supply_snapshot"]["loaded_monotonic_ns"] / 1e9 + max_age_s
                 for p in self.worker_status()["process_list"]]
 
-    def wait_snapshots(self, after_unix_ms=0, timeout=30):
+    def wait_snapshots(self, after_unix_ms=0, timeout=WORKER_START_TIMEOUT):
         """Waits until every worker process (the configured number, none retiring) serves
         reference data and supply snapshots whose load began after after_unix_ms (0: any load),
         as the processes state it in /status; returns their process_list entries. Raises
@@ -365,6 +365,9 @@ class Stack:
                     return loaded
             except OSError:  # a process that was ending as it was asked
                 pass
+            if self.worker is not None and self.worker.poll() is not None:
+                raise StackError(f"connector-worker exited with {self.worker.returncode}:\n"
+                                 f"{_tail(self.worker_log)}")
             if time.monotonic() >= deadline:
                 raise StackError(f"the worker's processes did not load snapshots newer than "
                                  f"{after_unix_ms} within {timeout} s; /status: {shown}\n"
@@ -676,6 +679,19 @@ class Stack:
         process.kill()
         process.wait()
         raise StackError(f"the session locking {table} did not start")
+
+    def release_table_lock(self, process):
+        """Ends a hold_table_lock() session now (KILL of its connection takes the lock with it),
+        so a test decides when the lock ends instead of racing a fixed duration."""
+        for (session,) in self.sql("SELECT id FROM information_schema.processlist "
+                                   "WHERE info LIKE 'SELECT SLEEP(%'"):
+            self.sql(f"KILL {session}")
+        process.wait(timeout=30)
+
+    def lock_waiters(self, user="connector"):
+        """How many sessions of `user` wait on a table lock (requests held by hold_table_lock)."""
+        return int(self.sql("SELECT COUNT(*) FROM information_schema.processlist WHERE user = "
+                            f"'{user}' AND state LIKE 'Waiting for table%lock'")[0][0])
 
 
 def nginx_access_line(prefix, request_id):

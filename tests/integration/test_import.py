@@ -4,6 +4,7 @@ all-or-nothing, idempotence, the hash rule, and exact amounts up to 2^256-1 thro
 import copy
 import hashlib
 import json
+import re
 import tempfile
 import time
 import unittest
@@ -51,6 +52,12 @@ def deposit_address(recipient, recipient_chain, deposit_chain):
     return r.json()["deposit_address"]
 
 
+def reference_reloads():
+    """connector_reference_reloads_total of /metrics."""
+    text = stack.get("/metrics").body.decode()
+    return int(re.search(r"^connector_reference_reloads_total (\d+)$", text, re.M).group(1))
+
+
 class Import(unittest.TestCase):
     def test_every_thread_answers_a_reference_change_once_reloaded(self):
         """Each worker thread renders a reference list once per snapshot and reuses it: once
@@ -62,9 +69,11 @@ class Import(unittest.TestCase):
         before = disabled()
         self.assertEqual(len(before), 1)
         stack.sql("UPDATE pairs SET b2a_disabled = NOT b2a_disabled ORDER BY id LIMIT 1")
+        reloads = reference_reloads()
         try:
             stack.wait_snapshots(after_unix_ms=time.time() * 1000)  # every process reloaded
             self.assertEqual(disabled(), {not before.pop()})
+            self.assertGreaterEqual(reference_reloads(), reloads + 2)  # one per process at least
         finally:
             stack.sql("UPDATE pairs SET b2a_disabled = NOT b2a_disabled ORDER BY id LIMIT 1")
 
