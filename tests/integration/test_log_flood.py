@@ -36,7 +36,10 @@ class Flood(unittest.TestCase):
             # about one refusal in 256.
             answered = [line for line in lines if '"GET /v1/networks HTTP/1.1" 200 ' in line]
             sampled = [line for line in lines if '"GET /v1/networks HTTP/1.1" 429 ' in line]
-            self.assertEqual(len(answered), total - refused)
+            # wrk counts the answers it read; nginx also logs the few it sent as wrk stopped
+            # (at most one per connection).
+            self.assertGreaterEqual(len(answered), total - refused)
+            self.assertLessEqual(len(answered), total - refused + 8)
             self.assertLess(len(sampled), refused / 256 * 2 + 20)
             self.assertTrue(all(re.search(r"request_id=[0-9a-f]*00 ", line) for line in sampled))
 
