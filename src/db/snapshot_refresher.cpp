@@ -22,8 +22,8 @@ void record_load(metrics::SnapshotLoad& load, std::int64_t as_of_unix_ms,
   using std::chrono::duration_cast;
   const auto since_stored = std::chrono::steady_clock::now() - stored_at;
   load.as_of_unix_ms.store(as_of_unix_ms);
-  load.loaded_unix_ms.store(
-      unix_ms_now() - duration_cast<std::chrono::milliseconds>(since_stored).count());
+  load.loaded_unix_ms.store(unix_ms_now() -
+                            duration_cast<std::chrono::milliseconds>(since_stored).count());
   load.loaded_monotonic_ns.store(
       duration_cast<std::chrono::nanoseconds>(stored_at.time_since_epoch()).count());
 }
