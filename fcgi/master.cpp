@@ -84,8 +84,7 @@ bool Master::spawn() {
   process_slot.threads.store(0);
   process_slot.retiring.store(0);
   process_slot.requests.store(0);
-  process_slot.snapshots.reference.clear();
-  process_slot.snapshots.supply.clear();
+  process_slot.snapshots.clear();
   const pid_t pid = ::fork();
   if (pid < 0) {
     util::log_error("fork failed");
