@@ -99,8 +99,7 @@ bool Master::spawn() {
   process_slot.retiring.store(0);
   process_slot.requests.store(0);
   process_slot.heartbeat_ms.store(monotonic_ms());  // counts from the start
-  process_slot.snapshots.reference.clear();
-  process_slot.snapshots.supply.clear();
+  process_slot.snapshots.clear();
   const pid_t pid = ::fork();
   if (pid < 0) {
     util::log_error("fork failed");

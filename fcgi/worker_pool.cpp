@@ -23,6 +23,7 @@
 #include "metrics/scoreboard.h"
 #include "request_screen.h"
 #include "stdout_records.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 namespace connector::fcgi {
@@ -43,12 +44,6 @@ std::string_view request_path(const FCGX_Request& request) {
     path = path.substr(0, path.find('?'));
   }
   return path;
-}
-
-std::int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // At most one line per `every` for a kind of event, however many threads see it.
@@ -375,7 +370,7 @@ void WorkerPool::serve(unsigned slot) {
     board.record(response.endpoint_index, response.status, duration_us, slow);
     slot_.active.fetch_sub(1);
     slot_.requests.fetch_add(1, std::memory_order_relaxed);
-    const util::AccessRecord record{unix_ms(),
+    const util::AccessRecord record{util::unix_ms_now(),
                                     response.request_id,
                                     method,
                                     api::kEndpointLabels[response.endpoint_index],

@@ -5,16 +5,11 @@
 #include <algorithm>
 #include <random>
 
+#include "util/clock.h"
 #include "util/log.h"
 
 namespace connector::db {
 namespace {
-
-std::int64_t unix_ms_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A load whose statements began at as_of and whose value was stored at stored_at.
 void record_load(metrics::SnapshotLoad& load, std::int64_t as_of_unix_ms,
@@ -22,7 +17,7 @@ void record_load(metrics::SnapshotLoad& load, std::int64_t as_of_unix_ms,
   using std::chrono::duration_cast;
   const auto since_stored = std::chrono::steady_clock::now() - stored_at;
   load.as_of_unix_ms.store(as_of_unix_ms);
-  load.loaded_unix_ms.store(unix_ms_now() -
+  load.loaded_unix_ms.store(util::unix_ms_now() -
                             duration_cast<std::chrono::milliseconds>(since_stored).count());
   load.loaded_monotonic_ns.store(
       duration_cast<std::chrono::nanoseconds>(stored_at.time_since_epoch()).count());
@@ -70,7 +65,7 @@ bool SnapshotRefresher::load_all() {
   }
   db_->set_deadline(deadline_from_now(config_));
   try {
-    const std::int64_t as_of = unix_ms_now();
+    const std::int64_t as_of = util::unix_ms_now();
     record_load(loads_.reference, as_of, reference_.load(*db_));
     record_load(loads_.supply, as_of, supply_.load(*db_));
     if (failures_ > 0) util::log_warning("the snapshots are loaded again");

@@ -45,6 +45,11 @@ struct SnapshotLoad {
 struct SnapshotLoads {
   SnapshotLoad reference;  // networks, connects, pairs
   SnapshotLoad supply;     // the chains' status and supply (/v1/ab)
+
+  void clear() {
+    reference.clear();
+    supply.clear();
+  }
 };
 
 // One worker process. The master clears a slot when its process exits, so a crashed process
