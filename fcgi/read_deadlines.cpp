@@ -17,11 +17,7 @@ namespace {
 std::atomic<std::int64_t> last_warning_s{-1000};
 
 void warn_cut(std::chrono::milliseconds limit, unsigned more) {
-  const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                         ReadDeadlines::Clock::now().time_since_epoch())
-                         .count();
-  std::int64_t last = last_warning_s.load();
-  if (now_s - last < 10 || !last_warning_s.compare_exchange_strong(last, now_s)) return;
+  if (!util::log_due(last_warning_s, std::chrono::seconds(10))) return;
   util::log_warning("closed " + std::to_string(more) +
                     " FastCGI connection(s) that sent no complete request within " +
                     std::to_string(limit.count()) + " ms (fcgi_read_timeout_ms)");

@@ -1,94 +1,62 @@
 #include "request_screen.h"
 
-#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
-#include <algorithm>
+#include <array>
+#include <atomic>
 #include <cerrno>
-#include <stdexcept>
+#include <string>
+
+#include "metrics/scoreboard.h"
+#include "util/log.h"
 
 namespace connector::fcgi {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// The second of the last line logged, per reason.
+std::array<std::atomic<std::int64_t>, metrics::kFcgiRejectionReasons> last_log_s{
+    {-1000, -1000, -1000, -1000}};
 
-int make_epoll() {
-  const int fd = ::epoll_create1(EPOLL_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("epoll_create1 failed");
-  return fd;
-}
-
-Screened rejected(net::FcgiRejection reason, std::string_view detail) {
-  return {Screened::Outcome::kRejected, reason, detail};
-}
+Screened verdict(Screened::Outcome outcome) { return {outcome, net::FcgiRejection::kNone, {}}; }
 
 }  // namespace
 
-RequestScreen::RequestScreen(net::FcgiLimits limits, std::chrono::milliseconds read_timeout)
-    : limits_(limits),
-      read_timeout_(read_timeout),
-      epoll_fd_(make_epoll()),
-      buffer_(net::max_request_bytes(limits) + 1) {}
+RequestScreen::RequestScreen(net::FcgiLimits limits)
+    : limits_(limits), buffer_(net::max_request_bytes(limits) + 1) {}
 
-RequestScreen::~RequestScreen() { ::close(epoll_fd_); }
-
-net::FcgiScreen RequestScreen::peek(int fd, bool& peer_closed) {
+Screened RequestScreen::look(int fd) {
   const ssize_t n = ::recv(fd, buffer_.data(), buffer_.size(), MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) peer_closed = true;  // nothing queued, and nothing more will come
-  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) peer_closed = true;
-  if (n <= 0) return {};
-  return net::screen_fcgi_request({buffer_.data(), static_cast<std::size_t>(n)}, limits_);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    return verdict(Screened::Outcome::kIncomplete);  // nothing queued yet
+  }
+  if (n <= 0)
+    return verdict(Screened::Outcome::kClosed);  // closed with nothing queued, or an error
+  const net::FcgiScreen screen =
+      net::screen_fcgi_request({buffer_.data(), static_cast<std::size_t>(n)}, limits_);
+  switch (screen.verdict) {
+    case net::FcgiVerdict::kRequest:
+      return verdict(Screened::Outcome::kRequest);
+    case net::FcgiVerdict::kIncomplete:
+      return verdict(Screened::Outcome::kIncomplete);
+    case net::FcgiVerdict::kAborted:
+      return verdict(Screened::Outcome::kClosed);
+    case net::FcgiVerdict::kRejected:
+      break;
+  }
+  return {Screened::Outcome::kRejected, screen.reason, screen.detail};
 }
 
-bool RequestScreen::wait_for_more(int fd, Clock::time_point deadline, bool& registered,
-                                  bool& hung_up) {
-  if (!registered) {
-    epoll_event event{};
-    event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-    event.data.fd = fd;
-    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) return false;
-    registered = true;
-  }
-  for (;;) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    if (left.count() <= 0) return false;
-    epoll_event event{};
-    const int ready = ::epoll_wait(epoll_fd_, &event, 1, static_cast<int>(left.count()));
-    if (ready > 0) {
-      hung_up = (event.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0;
-      return true;
-    }
-    if (ready < 0 && errno != EINTR) return false;
-  }
-}
-
-Screened RequestScreen::wait(int fd) {
-  const auto deadline = Clock::now() + read_timeout_;
-  bool registered = false;
-  bool hung_up = false;
-  Screened result;
-  for (;;) {
-    bool peer_closed = false;
-    const net::FcgiScreen screen = peek(fd, peer_closed);
-    if (screen.verdict == net::FcgiVerdict::kRequest) {
-      result.outcome = Screened::Outcome::kRequest;
-      break;
-    }
-    if (screen.verdict == net::FcgiVerdict::kRejected) {
-      result = rejected(screen.reason, screen.detail);
-      break;
-    }
-    // An abort, a close, or a peer that hung up with its request incomplete: nothing to answer.
-    if (screen.verdict == net::FcgiVerdict::kAborted || peer_closed || hung_up) break;
-    if (!wait_for_more(fd, deadline, registered, hung_up)) {
-      result = rejected(net::FcgiRejection::kDeadline,
-                        "sent no complete request within fcgi_read_timeout_ms");
-      break;
-    }
-  }
-  if (registered) ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
-  return result;
+void note_rejection(const Screened& screened, std::chrono::milliseconds read_timeout) {
+  const auto index = static_cast<std::size_t>(screened.reason) - 1;
+  metrics::scoreboard().fcgi_rejected[index].fetch_add(1, std::memory_order_relaxed);
+  if (!util::log_due(last_log_s[index], std::chrono::seconds(10))) return;
+  const std::string what = !screened.detail.empty() ? std::string(screened.detail)
+                                                    : "sent no complete request within " +
+                                                          std::to_string(read_timeout.count()) +
+                                                          " ms (fcgi_read_timeout_ms)";
+  util::log_warning("closed a FastCGI connection before libfcgi read it (" +
+                    std::string(net::rejection_label(screened.reason)) + "): " + what +
+                    "; counted in connector_fcgi_rejected_total, logged once per 10 s");
 }
 
 }  // namespace connector::fcgi

@@ -1,13 +1,11 @@
 #pragma once
-// Waits for one whole request on a connection and screens it (net/fcgi_screen.h) before libfcgi
-// reads a byte of it. The bytes are only peeked at (recv with MSG_PEEK), so libfcgi then reads
-// exactly what was screened, all of it already queued: it never blocks on a slow peer and never
-// sees a record the screen refused. The wait ends at the read deadline (fcgi_read_timeout_ms).
-// More bytes are waited for in an epoll set of the thread's own, edge-triggered: the queued
-// bytes keep the connection readable, so only an edge says that more have arrived.
+// Screens the request queued on a connection (net/fcgi_screen.h) before libfcgi reads a byte of
+// it. The bytes are only peeked at (recv with MSG_PEEK), so libfcgi then reads exactly what was
+// screened, all of it already queued: it never blocks on a slow peer and never sees a record the
+// screen refused. A look never waits: a request not whole yet waits in PendingRequests
+// (pending_requests.h), which holds no pool thread.
 #include <chrono>
 #include <cstdint>
-#include <string>
 #include <string_view>
 #include <vector>
 
@@ -17,36 +15,31 @@ namespace connector::fcgi {
 
 struct Screened {
   enum class Outcome {
-    kRequest,   // a whole request within bounds is queued: libfcgi may read it
-    kClosed,    // the peer closed, or abandoned its request: close quietly
-    kRejected,  // close at once; counted by reason
+    kRequest,     // a whole request within bounds is queued: libfcgi may read it
+    kIncomplete,  // well formed so far: wait for the rest, within the read deadline
+    kClosed,      // the peer closed, or abandoned its request: close quietly
+    kRejected,    // close at once; counted by reason
   };
   Outcome outcome = Outcome::kClosed;
   net::FcgiRejection reason = net::FcgiRejection::kNone;
-  std::string_view detail;  // for the log, with kRejected
+  std::string_view detail;  // for the log, with kRejected (a static string)
 };
 
 class RequestScreen {
  public:
-  // One per thread.
-  RequestScreen(net::FcgiLimits limits, std::chrono::milliseconds read_timeout);
-  ~RequestScreen();
-  RequestScreen(const RequestScreen&) = delete;
-  RequestScreen& operator=(const RequestScreen&) = delete;
+  // One per thread: it owns the buffer the bytes are peeked into.
+  explicit RequestScreen(net::FcgiLimits limits);
 
-  Screened wait(int fd);
+  // What connection `fd` has queued, at this moment.
+  Screened look(int fd);
 
  private:
-  // Peeks at what is queued; its verdict, or nullopt-like kIncomplete to wait on.
-  net::FcgiScreen peek(int fd, bool& peer_closed);
-  // Waits until more bytes (or the peer's close) arrive, or until `deadline`; false then.
-  bool wait_for_more(int fd, std::chrono::steady_clock::time_point deadline, bool& registered,
-                     bool& hung_up);
-
   const net::FcgiLimits limits_;
-  const std::chrono::milliseconds read_timeout_;
-  const int epoll_fd_;
   std::vector<std::uint8_t> buffer_;  // max_request_bytes + 1: more than any passed request
 };
+
+// Counts a connection closed for `screened.reason` (connector_fcgi_rejected_total) and logs it
+// at most once per 10 s per reason, so that a flood of them cannot fill the disk.
+void note_rejection(const Screened& screened, std::chrono::milliseconds read_timeout);
 
 }  // namespace connector::fcgi

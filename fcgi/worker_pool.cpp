@@ -21,6 +21,7 @@
 #include "api/router.h"
 #include "db/database.h"
 #include "metrics/scoreboard.h"
+#include "pending_requests.h"
 #include "request_screen.h"
 #include "stdout_records.h"
 #include "util/clock.h"
@@ -46,33 +47,11 @@ std::string_view request_path(const FCGX_Request& request) {
   return path;
 }
 
-// At most one line per `every` for a kind of event, however many threads see it.
-bool log_due(std::atomic<std::int64_t>& last_s, std::chrono::seconds every) {
-  const std::int64_t now_s =
-      std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch()).count();
-  std::int64_t last = last_s.load();
-  return now_s - last >= every.count() && last_s.compare_exchange_strong(last, now_s);
+net::FcgiLimits fcgi_limits(const config::Config& config) {
+  return {.max_params_bytes = config.worker.fcgi_max_params_bytes};
 }
 
 std::atomic<std::int64_t> last_refusal_log_s{-1000};
-std::array<std::atomic<std::int64_t>, metrics::kFcgiRejectionReasons> last_rejection_log_s{
-    {-1000, -1000, -1000, -1000}};
-
-// A connection the screen refused (request_screen.h): counted, and logged at most once per
-// 10 s per reason, so a flood of them cannot fill the disk.
-void note_rejection(const Screened& screened, std::chrono::milliseconds read_timeout) {
-  const auto index = static_cast<std::size_t>(screened.reason) - 1;
-  metrics::scoreboard().fcgi_rejected[index].fetch_add(1, std::memory_order_relaxed);
-  if (!log_due(last_rejection_log_s[index], std::chrono::seconds(10))) return;
-  const std::string what = screened.reason == net::FcgiRejection::kDeadline
-                               ? "sent no complete request within " +
-                                     std::to_string(read_timeout.count()) +
-                                     " ms (fcgi_read_timeout_ms)"
-                               : std::string(screened.detail);
-  util::log_warning("closed a FastCGI connection before libfcgi read it (" +
-                    std::string(net::rejection_label(screened.reason)) + "): " + what +
-                    "; counted in connector_fcgi_rejected_total, logged once per 10 s");
-}
 std::atomic<std::int64_t> last_accept_error_log_s{-1000};
 
 // The response and the records that end the request went out in write_response(): libfcgi's
@@ -118,6 +97,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
       kept_(read_timeout_),
+      pending_(fcgi_limits(config), read_timeout_, slot.pending_requests),
       epoll_fd_(make_epoll()) {}
 
 WorkerPool::~WorkerPool() {
@@ -134,6 +114,7 @@ void WorkerPool::start() {
   refresher_.start();
   prober_.start();
   read_deadlines_.start();
+  pending_.start();
   slot_.threads.store(config_.worker.threads);
   for (unsigned i = 0; i < config_.worker.threads; ++i) {
     threads_.emplace_back([this, i] { serve(i); });
@@ -178,6 +159,11 @@ int WorkerPool::wait_for_work() {
       if (fd >= 0) return fd;
       continue;  // another thread took it first
     }
+    if (event.data.fd == pending_.ready_fd()) {
+      const int fd = pending_.take();
+      if (fd >= 0) return fd;
+      continue;  // another thread took it first
+    }
     if (event.data.fd == kept_.timer_fd()) {
       kept_.on_timer();
       continue;
@@ -204,7 +190,7 @@ int WorkerPool::accept_connection() {
     // descriptors or memory: the connection stays queued and epoll reports it again at once, so
     // pause rather than spin.
     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-      if (log_due(last_accept_error_log_s, std::chrono::seconds(10))) {
+      if (util::log_due(last_accept_error_log_s, std::chrono::seconds(10))) {
         util::log_warning("accept failed: " +
                           std::error_code(errno, std::generic_category()).message() + "; retrying");
       }
@@ -215,7 +201,7 @@ int WorkerPool::accept_connection() {
   const auto* address = reinterpret_cast<const sockaddr*>(&peer);
   if (!web_servers_.allows(address, length)) {
     // libfcgi's rule for FCGI_WEB_SERVER_ADDRS: closed without a word.
-    if (log_due(last_refusal_log_s, std::chrono::seconds(10))) {
+    if (util::log_due(last_refusal_log_s, std::chrono::seconds(10))) {
       util::log_warning("refused a FastCGI connection from " + net::describe_peer(address, length) +
                         ": not in FCGI_WEB_SERVER_ADDRS (" + web_servers_.describe() + ")");
     }
@@ -232,7 +218,8 @@ int WorkerPool::accept_connection() {
 
 // One epoll set per process: the shared listening socket with EPOLLEXCLUSIVE (a new connection
 // wakes one waiting thread of one process, not the whole pool), the stop eventfd, which wakes
-// them all, and the set of kept connections parked between their requests.
+// them all, the set of kept connections parked between their requests, and the connections
+// whose request has become whole while they waited in pending_.
 int WorkerPool::make_epoll() const {
   if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
   const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
@@ -246,12 +233,16 @@ int WorkerPool::make_epoll() const {
   epoll_event kept_event{};
   kept_event.events = EPOLLIN;
   kept_event.data.fd = kept_.fd();
+  epoll_event pending_event{};
+  pending_event.events = EPOLLIN;
+  pending_event.data.fd = pending_.ready_fd();
   epoll_event timer_event{};
   timer_event.events = EPOLLIN | EPOLLET;  // one thread per expiration
   timer_event.data.fd = kept_.timer_fd();
   if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
       ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0 ||
       ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.fd(), &kept_event) != 0 ||
+      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, pending_.ready_fd(), &pending_event) != 0 ||
       ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.timer_fd(), &timer_event) != 0) {
     ::close(epoll_fd);
     throw std::runtime_error("epoll_ctl failed");
@@ -266,6 +257,26 @@ void WorkerPool::count_request() {
     slot_.retiring.store(1);  // the master starts the replacement while this one drains
     request_stop();
   }
+}
+
+// libfcgi reads only a whole request the screen passed. One not whole yet waits in pending_
+// (no thread held), anything else is closed here.
+bool WorkerPool::screened_whole(RequestScreen& screen, int fd) {
+  const Screened screened = screen.look(fd);
+  switch (screened.outcome) {
+    case Screened::Outcome::kRequest:
+      return true;
+    case Screened::Outcome::kIncomplete:
+      pending_.add(fd, Clock::now() + read_timeout_);
+      return false;
+    case Screened::Outcome::kRejected:
+      note_rejection(screened, read_timeout_);
+      break;
+    case Screened::Outcome::kClosed:
+      break;
+  }
+  ::close(fd);
+  return false;
 }
 
 void WorkerPool::serve(unsigned slot) {
@@ -290,24 +301,20 @@ void WorkerPool::serve(unsigned slot) {
   // closes the connection and tries to accept a new one on -1, which fails at once (EBADF): it
   // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
   FCGX_InitRequest(&request, -1, 0);
-  RequestScreen screen({.max_params_bytes = config_.worker.fcgi_max_params_bytes}, read_timeout_);
+  RequestScreen screen(fcgi_limits(config_));
   for (;;) {
     int fd = stopping_ ? -1 : wait_for_work();  // -1: stopping
     if (fd < 0) {
       // Every free thread helps drain the kept connections (kept_connections.h), then ends.
+      // A request still arriving is waited for too, within its read deadline.
       kept_.begin_drain();
-      if (kept_.empty()) break;
-      fd = kept_.take_ready(KeptConnections::kDrainWaitMs);
+      if (kept_.empty() && pending_.empty()) break;
+      fd = pending_.take();
+      if (fd < 0) fd = kept_.take_ready(KeptConnections::kDrainWaitMs);
       kept_.close_idle();
       if (fd < 0) continue;
     }
-    // libfcgi reads only a whole request the screen passed; anything else is closed here.
-    if (const Screened screened = screen.wait(fd);
-        screened.outcome != Screened::Outcome::kRequest) {
-      if (screened.outcome == Screened::Outcome::kRejected) note_rejection(screened, read_timeout_);
-      ::close(fd);
-      continue;
-    }
+    if (!screened_whole(screen, fd)) continue;
     request.ipcFd = fd;
     // FCGX_Accept_r starts by finishing the previous request, which closes the connection
     // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).

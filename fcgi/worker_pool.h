@@ -19,7 +19,9 @@
 #include "kept_connections.h"
 #include "metrics/scoreboard.h"
 #include "net/web_server_addrs.h"
+#include "pending_requests.h"
 #include "read_deadlines.h"
+#include "request_screen.h"
 #include "util/access_log.h"
 
 namespace connector::fcgi {
@@ -45,6 +47,9 @@ class WorkerPool {
   // A new connection, or a kept one whose next request arrived; -1 once stopping.
   int wait_for_work();
   int accept_connection();  // an accepted, checked connection; -1 if none
+  // True when `fd` holds a whole request the screen passed; otherwise the connection is now
+  // pending_'s or closed.
+  bool screened_whole(RequestScreen& screen, int fd);
   void count_request();
   void beat();  // this process is making progress (metrics::ProcessSlot::heartbeat_ms)
 
@@ -63,7 +68,8 @@ class WorkerPool {
   db::SnapshotRefresher refresher_;
   db::ServerProber prober_;
   KeptConnections kept_;
-  const int epoll_fd_;  // shared by the threads: see make_epoll()
+  PendingRequests pending_;  // connections whose request is not whole yet
+  const int epoll_fd_;       // shared by the threads: see make_epoll()
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};

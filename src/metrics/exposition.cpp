@@ -131,6 +131,9 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, rapidjson::Str
          b.active_threads());
   single(out, "connector_pool_threads_idle", "gauge", "Threads waiting for a request.",
          b.total_threads() - std::min(b.total_threads(), b.active_threads()));
+  single(out, "connector_fcgi_pending_requests", "gauge",
+         "Connections whose request is not whole yet, waiting without a thread.",
+         b.pending_requests());
   single(out, "connector_pool_threads_max_busy", "gauge", "Most threads ever busy at once.",
          b.max_active.load(relaxed));
   single(out, "connector_pool_processes", "gauge", "Live worker processes.", b.live_processes());
@@ -179,6 +182,8 @@ void write_process(std::int32_t pid, const ProcessSlot& slot,
   w.Uint64(slot.requests.load(relaxed));
   w.Key("retiring");
   w.Bool(slot.retiring.load(relaxed) != 0);
+  w.Key("pending_requests");
+  w.Uint(slot.pending_requests.load(relaxed));
   w.Key("reference_snapshot");
   write_snapshot_load(slot.snapshots.reference, w);
   w.Key("supply_snapshot");
@@ -223,6 +228,8 @@ void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringB
   w.Uint(total);
   w.Key("max_active_threads");
   w.Uint(b.max_active.load(relaxed));
+  w.Key("pending_requests");
+  w.Uint(b.pending_requests());
   w.Key("slow_requests");
   w.Uint64(b.slow_requests.load(relaxed));
   w.Key("not_modified");

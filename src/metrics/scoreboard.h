@@ -62,6 +62,9 @@ struct ProcessSlot {
   // Set by a process that has served max_requests and drains: the master starts its
   // replacement at once rather than when it exits.
   std::atomic<std::uint32_t> retiring{0};
+  // Connections whose request is not whole yet, waiting without a thread
+  // (fcgi/pending_requests.h).
+  std::atomic<std::uint32_t> pending_requests{0};
   // CLOCK_MONOTONIC milliseconds when one of the process's threads last took work or found
   // none within a second: the master feeds systemd's watchdog only while every serving process
   // beats (fcgi/master.h).
@@ -103,6 +106,7 @@ struct Scoreboard {
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;
+  std::uint32_t pending_requests() const;
   std::uint32_t total_threads() const;
   std::uint32_t live_processes() const;
 

@@ -1,0 +1,107 @@
+"""Slowloris on the worker's socket (fcgi/pending_requests.h): 200 connections that send a
+request a byte at a time and never finish it hold no thread. While they wait, every thread of
+the pool is free, a request on the socket is answered, and the load through nginx gets its
+200s; each of them is closed at its read deadline however many bytes it trickles, and counted
+as `deadline`. The read timeout is long here (8 s) so that the moment the threads are checked
+falls inside it even on a busy machine."""
+
+import threading
+import time
+import unittest
+
+from fcgi_client import (closed_by_peer, connect, fcgi_get, request_bytes, request_params)
+from fixture import Fixture
+from harness import Stack
+from load_client import Load, Target
+
+fixture = Fixture()
+PROCESSES, THREADS = 2, 2
+READ_TIMEOUT_S = 8
+SLACK_S = 15  # a loaded machine's room beyond a deadline; the waits end as soon as they can
+CONNECTIONS = 200
+
+stack = None
+
+
+def setUpModule():
+    global stack
+    stack = Stack(fixture=fixture.path, threads=THREADS,
+                  config={"processes": PROCESSES,
+                          "fcgi_read_timeout_ms": READ_TIMEOUT_S * 1000})
+
+
+def tearDownModule():
+    stack.stop()
+
+
+class Trickle:
+    """Sends each connection the next byte of a request it never finishes, every 0.25 s."""
+
+    def __init__(self, socks, data):
+        self.socks, self.data = socks, data
+        self.sent = [0] * len(socks)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def run(self):
+        while not self.stop.wait(0.25):
+            for i, sock in enumerate(self.socks):
+                if self.sent[i] is None or self.sent[i] >= len(self.data):
+                    continue
+                try:
+                    sock.send(self.data[self.sent[i]:self.sent[i] + 1])
+                    self.sent[i] += 1
+                except OSError:  # the worker closed it
+                    self.sent[i] = None
+
+
+class Slowloris(unittest.TestCase):
+    def test_200_slow_connections_hold_no_thread_and_end_at_their_deadline(self):
+        pids = stack.worker_pids()
+        before = stack.worker_status()["fcgi_rejected"]
+        whole = request_bytes(request_params("/healthz"))
+        never_whole = whole[:-1]
+        with Load(stack.port, [Target("/v1/networks"), Target("/v1/pairs"),
+                               Target("/v1/history?page_size=2", unique=True)],
+                  connections=2) as load:
+            opened = time.monotonic()  # no deadline can be earlier than this plus the timeout
+            socks = [connect(stack.fcgi_socket) for _ in range(CONNECTIONS)]
+            for sock in socks:
+                sock.sendall(never_whole[:1])
+            trickle = Trickle(socks, never_whole[1:])
+            trickle.thread.start()
+            try:
+                # Every connection waits, without a thread: all of them pending, every thread
+                # free but the one answering /status, and a whole request on the socket is
+                # answered meanwhile.
+                deadline = time.monotonic() + SLACK_S
+                while stack.worker_status()["pending_requests"] < CONNECTIONS:
+                    self.assertLess(time.monotonic(), deadline, stack.worker_status())
+                    time.sleep(0.05)
+                status, _ = stack.settled_status(timeout=SLACK_S)
+                self.assertEqual((status["idle_threads"], status["pending_requests"]),
+                                 (PROCESSES * THREADS - 1, CONNECTIONS))
+                self.assertEqual(fcgi_get(stack.fcgi_socket, "/healthz")[0], 200)
+                # Each is closed at its read deadline, none before, trickling or not.
+                for sock in socks:
+                    self.assertTrue(closed_by_peer(sock, READ_TIMEOUT_S + SLACK_S))
+                self.assertGreaterEqual(time.monotonic() - opened, READ_TIMEOUT_S - 0.1)
+            finally:
+                trickle.stop.set()
+                trickle.thread.join()
+                for sock in socks:
+                    sock.close()
+        self.assertGreater(max(n or 0 for n in trickle.sent), 0)  # they did trickle
+        self.assertEqual([r for r in load.records if not r.ok], [])
+        self.assertGreater(len(load.records), 0)
+        status = stack.worker_status()
+        self.assertEqual(status["pending_requests"], 0)
+        self.assertEqual({k: status["fcgi_rejected"][k] - before[k] for k in before},
+                         {"malformed": 0, "too_large": 0, "management_record": 0,
+                          "deadline": CONNECTIONS})
+        self.assertEqual(stack.worker_pids(), pids)
+        self.assertNotIn("killed by", stack.worker_log_text())
+
+
+if __name__ == "__main__":
+    unittest.main()
