@@ -46,14 +46,15 @@ const Key kKeys[] = {
      .group = kSocket,
      .reload = "yes",
      .brief = "a FastCGI connection must deliver its whole request within this time, a "
-              "connection nginx keeps open may stay idle this long, and one write of an answer "
-              "may block this long; past it the worker closes the connection and the thread "
-              "serves others. Applies under systemd too",
+              "connection nginx keeps open may stay idle this long, and a whole answer may take "
+              "this long to write; past it the worker closes the connection. Applies under "
+              "systemd too",
      .detail = "the time a FastCGI connection has to deliver its whole request "
                "(FCGI_BEGIN_REQUEST to the end of the parameters), the time a connection nginx "
                "keeps open (`fastcgi_keep_conn`) may stay idle (keep the upstream's "
-               "`keepalive_timeout` below it), and the time one write of an answer may block; "
-               "past it the worker closes the connection and the thread is free. nginx sends a "
+               "`keepalive_timeout` below it), and the time a whole answer may take to write; past "
+               "it the worker closes the connection. A request not whole yet waits without a "
+               "thread (fcgi/pending_requests.h). nginx sends a "
                "request at once, so only a broken or hostile peer ever meets it; applies under "
                "systemd too"},
     {.name = "listen_allow_any",

@@ -27,3 +27,13 @@ if(TARGET connector-worker)
   target_compile_definitions(test_stdout_records PRIVATE BOOST_TEST_DYN_LINK)
   add_test(NAME unit.test_stdout_records COMMAND test_stdout_records)
 endif()
+# Connections waiting for their whole request (fcgi/), with the screen they are judged by.
+if(TARGET connector-worker)
+  add_executable(test_pending_requests unit/test_pending_requests.cpp
+                 ${PROJECT_SOURCE_DIR}/fcgi/pending_requests.cpp
+                 ${PROJECT_SOURCE_DIR}/fcgi/request_screen.cpp)
+  target_include_directories(test_pending_requests PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
+  target_link_libraries(test_pending_requests PRIVATE connector Boost::unit_test_framework)
+  target_compile_definitions(test_pending_requests PRIVATE BOOST_TEST_DYN_LINK)
+  add_test(NAME unit.test_pending_requests COMMAND test_pending_requests)
+endif()
