@@ -647,7 +647,13 @@ class RateLimit(unittest.TestCase):
         rendered = (self.prefix / "conf.d" / "connector-http.conf").read_text()
         self.assertIn(" zone=connector_per_client:10m rate=1r/m;", rendered)
         started = time.monotonic()
-        answers = [send(self.port, "GET", "/v1/networks") for _ in range(burst + 5)]
+        answers = [send(self.port, "GET", "/v1/networks") for _ in range(burst + 1)]
+        # nginx refuses the next ones itself: they never reach a worker, whose count of
+        # accepted requests rises only by the /status request that reads it. (nginx's access
+        # log keeps one refusal in 256, so it cannot show this: test_log_flood.py.)
+        accepted = stack.worker_status()["accepted_conn"]
+        answers += [send(self.port, "GET", "/v1/networks") for _ in range(4)]
+        self.assertEqual(stack.worker_status()["accepted_conn"], accepted + 1)
         self.assertLess(time.monotonic() - started, 30)  # far from draining one request
         self.assertEqual([r.status for r in answers], [200] * (burst + 1) + [429] * 4)
         for r in answers[burst + 1:]:
@@ -655,7 +661,6 @@ class RateLimit(unittest.TestCase):
             self.assertEqual(r.headers["Retry-After"], "1")
             self.assertEqual(r.json(), error_body(
                 r, "rate_limited", "Too many requests from this address; retry shortly."))
-            self.assertEqual(upstream_status(r.headers["X-Request-Id"], self.prefix), "-")
         # Per client address: another one is not limited.
         self.assertEqual(send(self.port, "GET", "/v1/networks", source=OUTSIDE).status, 200)
         # The health paths are never rate-limited.
