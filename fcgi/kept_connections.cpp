@@ -9,15 +9,16 @@
 #include <cerrno>
 #include <stdexcept>
 
+#include "sweep_period.h"
+
 namespace connector::fcgi {
 namespace {
 
-// A periodic timer: every tenth of the idle limit, between 10 ms and 250 ms.
+// A periodic timer: every sweep_period() of the idle limit.
 int make_sweep_timer(std::chrono::milliseconds idle_limit) {
   const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   if (fd < 0) throw std::runtime_error("timerfd_create failed");
-  const auto period =
-      std::clamp(idle_limit / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(250));
+  const auto period = sweep_period(idle_limit);
   const timespec every{0, static_cast<long>(period.count()) * 1'000'000};
   const itimerspec spec{every, every};
   if (::timerfd_settime(fd, 0, &spec, nullptr) != 0) {

@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "sweep_period.h"
 
 namespace connector::fcgi {
 namespace {
@@ -33,11 +36,11 @@ void reset(int event_fd) {
 }  // namespace
 
 PendingRequests::PendingRequests(net::FcgiLimits limits, std::chrono::milliseconds read_timeout,
-                                 std::atomic<std::uint32_t>& count)
+                                 std::atomic<std::uint32_t>& count, std::size_t max_waiting)
     : read_timeout_(read_timeout),
+      max_waiting_(max_waiting),
       count_(count),
-      sweep_period_(std::clamp(read_timeout / 10, std::chrono::milliseconds(10),
-                               std::chrono::milliseconds(250))),
+      sweep_period_(sweep_period(read_timeout)),
       epoll_fd_(checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
       ready_fd_(checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
       stop_fd_(checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
@@ -65,10 +68,14 @@ void PendingRequests::start() {
 }
 
 void PendingRequests::add(int fd, Clock::time_point deadline) {
+  std::string_view refusal =
+      "no whole request on arrival while the most connections allowed per process "
+      "(PendingRequests::kMaxWaiting) were waiting for theirs";
   {
     const std::lock_guard lock(mutex_);
-    if (waiting_.size() < kMaxWaiting) {
-      // In the map before epoll can report it: the thread looks an event's descriptor up there.
+    if (waiting_.size() < max_waiting_) {
+      // In the map (the sweep's list) before epoll can report it, so that the thread, which
+      // erases it when it is done with the connection, always finds it there.
       waiting_.emplace(fd, deadline);
       epoll_event event{};
       event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
@@ -80,12 +87,10 @@ void PendingRequests::add(int fd, Clock::time_point deadline) {
         return;
       }
       waiting_.erase(fd);
+      refusal = "no whole request on arrival, and the connection could not be watched";
     }
   }
-  static_assert(kMaxWaiting == 1024, "the message below states it");
-  note_rejection({Screened::Outcome::kRejected, net::FcgiRejection::kDeadline,
-                  "no whole request on arrival while the most connections allowed "
-                  "(1024 per process) were waiting for theirs"},
+  note_rejection({Screened::Outcome::kRejected, net::FcgiRejection::kDeadline, refusal},
                  read_timeout_);
   ::close(fd);
 }

@@ -33,7 +33,7 @@ class PendingRequests {
 
   // `count` is kept equal to the connections waiting (the process's /status and /metrics).
   PendingRequests(net::FcgiLimits limits, std::chrono::milliseconds read_timeout,
-                  std::atomic<std::uint32_t>& count);
+                  std::atomic<std::uint32_t>& count, std::size_t max_waiting = kMaxWaiting);
   ~PendingRequests();  // stops the thread; closes the connections still here
   PendingRequests(const PendingRequests&) = delete;
   PendingRequests& operator=(const PendingRequests&) = delete;
@@ -41,7 +41,8 @@ class PendingRequests {
   void start();
 
   // Connection `fd` has no whole request yet: it waits here until it has, until it is closed,
-  // or until `deadline`. Closed at once (and counted) when kMaxWaiting are waiting.
+  // or until `deadline`. Closed at once (and counted as `deadline`) when max_waiting are
+  // waiting.
   void add(int fd, Clock::time_point deadline);
   // Readable while a connection with a whole request waits for a pool thread (an eventfd).
   int ready_fd() const { return ready_fd_; }
@@ -60,6 +61,7 @@ class PendingRequests {
   void update_count();  // under mutex_
 
   const std::chrono::milliseconds read_timeout_;
+  const std::size_t max_waiting_;
   std::atomic<std::uint32_t>& count_;
   const std::chrono::milliseconds sweep_period_;
   const int epoll_fd_;

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <string>
 
+#include "sweep_period.h"
 #include "util/log.h"
 
 namespace connector::fcgi {
@@ -27,8 +28,7 @@ void warn_cut(std::chrono::milliseconds limit, unsigned more) {
 
 ReadDeadlines::ReadDeadlines(unsigned threads, std::chrono::milliseconds limit)
     : limit_(limit),
-      period_(
-          std::clamp(limit / 10, std::chrono::milliseconds(10), std::chrono::milliseconds(250))),
+      period_(sweep_period(limit)),
       count_(threads),
       slots_(std::make_unique<Slot[]>(threads)) {}
 

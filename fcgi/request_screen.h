@@ -1,8 +1,8 @@
 #pragma once
 // Screens the request queued on a connection (net/fcgi_screen.h) before libfcgi reads a byte of
-// it. The bytes are only peeked at (recv with MSG_PEEK), so libfcgi then reads exactly what was
-// screened, all of it already queued: it never blocks on a slow peer and never sees a record the
-// screen refused. A look never waits: a request not whole yet waits in PendingRequests
+// it. The bytes are only peeked at (recv with MSG_PEEK), so libfcgi then reads the request that
+// was screened, all of it already queued: it never waits on a slow peer for it and never sees
+// a record the screen refused. A look never waits: a request not whole yet waits in PendingRequests
 // (pending_requests.h), which holds no pool thread.
 #include <chrono>
 #include <cstdint>

@@ -320,7 +320,8 @@ void WorkerPool::serve(unsigned slot) {
     // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
     request.keepConnection = 1;
     if (!read_deadlines_.reading(slot, request.ipcFd)) {
-      FCGX_Free(&request, /*close=*/1);  // no bound on its read possible: not served
+      ::close(fd);  // no bound on its read possible: not served (closed here, not by libfcgi)
+      request.ipcFd = -1;
       continue;
     }
     const int accepted = FCGX_Accept_r(&request);

@@ -54,7 +54,7 @@ struct WorkerSettings {
   // open, and block one write); past it the worker closes it and the thread is free again.
   unsigned fcgi_read_timeout_ms = 5000;
   // The most bytes of FastCGI parameters one request may carry (net/fcgi_screen.h).
-  unsigned fcgi_max_params_bytes = 16384;
+  unsigned fcgi_max_params_bytes = 65536;
   unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;
   unsigned max_requests = 0;             // a process is replaced after this many requests; 0: never

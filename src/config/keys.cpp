@@ -50,7 +50,8 @@ const Key kKeys[] = {
               "this long to write; past it the worker closes the connection. Applies under "
               "systemd too",
      .detail = "the time a FastCGI connection has to deliver its whole request "
-               "(FCGI_BEGIN_REQUEST to the end of the parameters), the time a connection nginx "
+               "(FCGI_BEGIN_REQUEST to the empty FCGI_STDIN record that ends it), the time a "
+               "connection nginx "
                "keeps open (`fastcgi_keep_conn`) may stay idle (keep the upstream's "
                "`keepalive_timeout` below it), and the time a whole answer may take to write; past "
                "it the worker closes the connection. A request not whole yet waits without a "
@@ -67,12 +68,15 @@ const Key kKeys[] = {
     {.name = "fcgi_max_params_bytes",
      .field = &W::fcgi_max_params_bytes,
      .min = 1024,
-     .max = 1048576,
+     .max = 131072,
      .group = kSocket,
      .reload = "yes",
-     .brief = "the most bytes of FastCGI parameters one request may carry (nginx sends 1-2 KiB); "
-              "a request with more, or one that is not well formed, is closed before libfcgi "
-              "reads it, counted in `connector_fcgi_rejected_total`"},
+     .brief = "the most bytes of FastCGI parameters one request may carry; a request with more, "
+              "or one that is not well formed, is closed before libfcgi reads it, counted in "
+              "`connector_fcgi_rejected_total`. nginx sends 1-2 KiB, and with the shipped "
+              "drop-ins at most about 50 KiB (the URL twice and every header): keep it above "
+              "that, or nginx answers such a request 503 instead of the worker's 4xx. At most "
+              "128 KiB, which a unix socket's queue holds whole"},
     {.name = "processes",
      .field = &W::processes,
      .min = 1,

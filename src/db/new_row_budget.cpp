@@ -1,7 +1,5 @@
 #include "db/new_row_budget.h"
 
-#include <algorithm>
-
 #include "metrics/scoreboard.h"
 #include "util/process_shared.h"
 
@@ -23,10 +21,13 @@ void NewRowBudget::take(std::chrono::system_clock::time_point now) {
   const std::uint64_t minute = now_s / 60;
   std::uint64_t word = window_.word.load(std::memory_order_relaxed);
   for (;;) {
-    // The window only moves forward: a thread whose `now` is older than the stored minute (it
-    // was preempted, or the clock stepped back) counts against the stored one instead of
-    // starting that minute's count again.
-    const std::uint64_t current = std::max(word >> 32, minute);
+    // The window moves forward only: a thread whose `now` is in the minute before the stored
+    // one (it was preempted, or the clock stepped back a little) counts against the stored
+    // minute instead of starting its own minute's count again. A stored minute further ahead
+    // was set by a clock since stepped back: the window follows the clock, rather than refusing
+    // rows until the clock catches up with it.
+    const std::uint64_t stored = word >> 32;
+    const std::uint64_t current = stored == minute + 1 ? stored : minute;
     const std::uint64_t taken = (word >> 32) == current ? (word & 0xffffffffu) : 0;
     if (taken >= per_minute_) {
       metrics::increment(&metrics::Scoreboard::deposit_accounts_refused);

@@ -1,5 +1,7 @@
 #include "net/fcgi_screen.h"
 
+#include <string_view>
+
 namespace connector::net {
 namespace {
 
@@ -55,8 +57,8 @@ bool read_length(std::span<const std::uint8_t> content, std::size_t& pos, std::u
 }
 
 // Whether every name-value pair of one PARAMS record lies inside it (in 64 bits: two lengths
-// below 2^31 cannot overflow, unlike libfcgi's 32-bit sum).
-bool pairs_fit(std::span<const std::uint8_t> content) {
+// below 2^31 cannot overflow, unlike libfcgi's 32-bit sum); counts them into `pairs`.
+bool pairs_fit(std::span<const std::uint8_t> content, std::size_t& pairs) {
   std::size_t pos = 0;
   while (pos < content.size()) {
     std::uint64_t name = 0;
@@ -64,9 +66,17 @@ bool pairs_fit(std::span<const std::uint8_t> content) {
     if (!read_length(content, pos, name) || !read_length(content, pos, value)) return false;
     if (name + value > content.size() - pos) return false;
     pos += static_cast<std::size_t>(name + value);
+    ++pairs;
   }
   return true;
 }
+
+// libfcgi skips a record's padding only after content it has read through its stream: after
+// FCGI_BEGIN_REQUEST and after the empty record that ends PARAMS or STDIN it starts the next
+// record where the padding begins, and would read the padding as a record of its own (one
+// the screen never saw). nginx pads neither.
+constexpr std::string_view kUnreadPadding =
+    "padding after FCGI_BEGIN_REQUEST or an empty record (libfcgi would read it as a record)";
 
 // Where the request is: which record it may take next.
 enum class Stage { kBegin, kParams, kStdin };
@@ -88,6 +98,9 @@ FcgiScreen check_header(const Header& h, Stage stage, std::uint16_t request_id, 
     if (h.content_bytes != kBeginBodyBytes) {
       return rejected(FcgiRejection::kMalformed, "an FCGI_BEGIN_REQUEST body not of 8 bytes");
     }
+    if (h.record_bytes != kHeaderBytes + kBeginBodyBytes) {
+      return rejected(FcgiRejection::kMalformed, kUnreadPadding);
+    }
     return {};
   }
   if (stage == Stage::kBegin) {
@@ -96,6 +109,9 @@ FcgiScreen check_header(const Header& h, Stage stage, std::uint16_t request_id, 
   }
   if (h.request_id != request_id) {
     return rejected(FcgiRejection::kMalformed, "a second request id on one connection");
+  }
+  if (h.content_bytes == 0 && h.record_bytes != kHeaderBytes) {
+    return rejected(FcgiRejection::kMalformed, kUnreadPadding);
   }
   switch (h.type) {
     case kAbortRequest:
@@ -179,7 +195,7 @@ FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLi
       case kParams:
         if (content.empty()) {
           stage = Stage::kStdin;
-        } else if (!pairs_fit(content)) {
+        } else if (!pairs_fit(content, result.pairs)) {
           return rejected(FcgiRejection::kMalformed,
                           "a name-value pair past the end of its record");
         }
@@ -190,6 +206,7 @@ FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLi
           result.request_bytes = offset;
           return result;
         }
+        result.stdin_bytes += content.size();
         break;
     }
   }

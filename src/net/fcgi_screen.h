@@ -1,6 +1,6 @@
 #pragma once
 // The FastCGI screen: a verdict on the bytes a peer has queued on a connection, taken before
-// libfcgi reads any of them (fcgi/connection_screen.cpp peeks at them with MSG_PEEK). libfcgi
+// libfcgi reads any of them (fcgi/request_screen.cpp peeks at them with MSG_PEEK). libfcgi
 // 2.4 trusts its peer: a name length near 2^31 in a PARAMS record aborts the process on a
 // failed malloc, FCGI_GET_VALUES is answered from a fixed 64-byte buffer, and nothing bounds a
 // request's parameters. So libfcgi only ever sees one request that is well formed and bounded:
@@ -12,6 +12,8 @@
 //   per connection at a time;
 // * every name-value pair of a PARAMS record inside that record, its lengths (1- or 4-byte
 //   forms) summed in 64 bits;
+// * no padding after FCGI_BEGIN_REQUEST or after an empty record (libfcgi does not skip it
+//   there, and would read it as a record the screen never saw);
 // * the parameters at most max_params_bytes, the body at most max_stdin_bytes, and the whole
 //   request, record headers and padding included, at most max_request_bytes().
 //
@@ -25,8 +27,10 @@
 namespace connector::net {
 
 struct FcgiLimits {
-  std::size_t max_params_bytes = 16384;  // fcgi_max_params_bytes; nginx sends 1-2 KiB
-  std::size_t max_stdin_bytes = 4096;    // this API takes no body (nginx: 1k at most)
+  // fcgi_max_params_bytes. nginx sends 1-2 KiB, and at most about 50 KiB: the URL (at most
+  // 8 KiB with the shipped large_client_header_buffers) twice, and every header (32 KiB).
+  std::size_t max_params_bytes = 65536;
+  std::size_t max_stdin_bytes = 4096;  // this API takes no body (nginx: 1k at most)
 };
 
 // Room for the records' headers and padding beyond their content: nginx sends 5 records.
@@ -60,6 +64,10 @@ struct FcgiScreen {
   std::string_view detail;        // what was wrong, for the log (a static string)
   std::size_t request_bytes = 0;  // kRequest: the request's bytes, from the first one
   bool keep_connection = false;   // the BEGIN_REQUEST's FCGI_KEEP_CONN flag, once seen
+  // What libfcgi will read of a passed request (its tests compare): the name-value pairs of
+  // its parameters and the bytes of its body.
+  std::size_t pairs = 0;
+  std::size_t stdin_bytes = 0;
 };
 
 FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits);

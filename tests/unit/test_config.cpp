@@ -380,7 +380,7 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
   BOOST_TEST(
       describe(parse("")) ==
       "listen=/run/connector/fcgi.sock listen_mode=0660 listen_backlog=1024 "
-      "fcgi_read_timeout_ms=5000 listen_allow_any=no fcgi_max_params_bytes=16384 processes=2 "
+      "fcgi_read_timeout_ms=5000 listen_allow_any=no fcgi_max_params_bytes=65536 processes=2 "
       "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
       "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
       "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "

@@ -1,5 +1,6 @@
 // The FastCGI screen (net/fcgi_screen.h): what libfcgi may see. Requests are built record by
-// record as nginx sends them, then broken one way at a time.
+// record as nginx sends them, then broken one way at a time; those it passes are read by
+// libfcgi itself (libfcgi_reading.h), which must see the same request.
 #define BOOST_TEST_MODULE fcgi_screen
 #include <boost/test/unit_test.hpp>
 
@@ -8,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "libfcgi_reading.h"
 #include "net/fcgi_screen.h"
 
 using connector::net::FcgiLimits;
@@ -231,4 +233,66 @@ BOOST_AUTO_TEST_CASE(rejections_have_metric_labels) {
   BOOST_TEST(rejection_label(FcgiRejection::kTooLarge) == "too_large");
   BOOST_TEST(rejection_label(FcgiRejection::kManagement) == "management_record");
   BOOST_TEST(rejection_label(FcgiRejection::kDeadline) == "deadline");
+}
+
+// libfcgi does not skip the padding of FCGI_BEGIN_REQUEST, nor of the empty records that end
+// PARAMS and STDIN: it would read that padding as a record the screen never saw. Each of these
+// passed an earlier screen and then aborted the worker, smashed its stack (a GET_VALUES answer
+// past libfcgi's 64-byte buffer) or held a thread in a read.
+BOOST_AUTO_TEST_CASE(padding_libfcgi_would_read_as_a_record_is_malformed) {
+  const Bytes params = record(kParams, 1, nginx_params());
+  const Bytes end_params = record(kParams, 1, {});
+  const Bytes end_stdin = record(kStdin, 1, {});
+  // The padding of BEGIN holds a PARAMS header, whose content ends inside the screen's next
+  // record: the pairs libfcgi reads there have a value length of 0x7ffffffe.
+  check_rejected(join({record(kBegin, 1, {0, 1, 0, 0, 0, 0, 0, 0}, 8),
+                       Bytes{1, kParams, 0, 1, 0, 7, 0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFE, 0},
+                       end_params, end_stdin}),
+                 FcgiRejection::kMalformed);
+  // FCGI_GET_VALUES in the padding of BEGIN or of the empty PARAMS record.
+  Bytes get_values = {1, kGetValues, 0, 0, 0, 0x88, 0, 0};
+  for (int i = 0; i < 8; ++i) {
+    const Bytes one = pair("FCGI_MAX_CONNS", "x");
+    get_values.insert(get_values.end(), one.begin(), one.end());
+  }
+  Bytes padded_begin = begin();
+  padded_begin[6] = static_cast<std::uint8_t>(get_values.size());
+  check_rejected(join({padded_begin, get_values, params, end_params, end_stdin}),
+                 FcgiRejection::kMalformed);
+  // A STDIN header of 1000 bytes in the empty PARAMS record's padding: libfcgi waits for them.
+  check_rejected(join({begin(), params, Bytes{1, kParams, 0, 1, 0, 0, 8, 0},
+                       Bytes{1, kStdin, 0, 1, 0x03, 0xE8, 0, 0}, end_stdin}),
+                 FcgiRejection::kMalformed);
+  check_rejected(join({begin(), params, end_params, Bytes{1, kStdin, 0, 1, 0, 0, 1, 0}, {0}}),
+                 FcgiRejection::kMalformed);
+  check_rejected(join({begin(), record(kAbort, 1, {}, 8)}), FcgiRejection::kMalformed);
+}
+
+// The requests the screen passes, as libfcgi reads them: accepted, read to the end of the body
+// without an error, the same name-value pairs and body. (fuzz_fcgi_libfcgi does the same on
+// whatever the fuzzer makes.)
+BOOST_AUTO_TEST_CASE(libfcgi_reads_a_passed_request_as_the_screen_does) {
+  const Bytes long_value = pair(std::string(200, 'N'), std::string(70000 / 8, 'v'));
+  const Bytes body(1000, 'x');
+  const std::vector<Bytes> passed = {
+      nginx_request(1, false),
+      nginx_request(7, true),
+      join({begin(), record(kParams, 1, nginx_params(), 7), record(kParams, 1, pair("A", ""), 1),
+            record(kParams, 1, {}), record(kStdin, 1, body, 0), record(kStdin, 1, body, 5),
+            record(kStdin, 1, {})}),
+      join({begin(), record(kParams, 1, long_value, 3), record(kParams, 1, {}),
+            record(kStdin, 1, {})}),
+      join({begin(), record(kParams, 1, {}), record(kStdin, 1, {})}),
+  };
+  for (const Bytes& request : passed) {
+    const FcgiScreen screened = screen(request);
+    BOOST_TEST_REQUIRE((screened.verdict == FcgiVerdict::kRequest));
+    const auto read = connector::testing::read_with_libfcgi(request);
+    BOOST_TEST(read.accepted);
+    BOOST_TEST(!read.error);
+    BOOST_TEST(read.pairs == screened.pairs);
+    BOOST_TEST(read.stdin_bytes == screened.stdin_bytes);
+  }
+  BOOST_TEST(screen(passed[2]).pairs == 5u);
+  BOOST_TEST(screen(passed[2]).stdin_bytes == 2000u);
 }

@@ -103,3 +103,14 @@ BOOST_AUTO_TEST_CASE(the_window_never_moves_backwards) {
   BOOST_TEST((take_many(budget, 1, next_minute + seconds(20)) ==
               std::pair<unsigned, std::uint32_t>{0, 40}));
 }
+
+BOOST_AUTO_TEST_CASE(a_clock_stepped_far_forward_and_back_does_not_hold_the_window) {
+  // A clock stepped an hour ahead, then corrected: the window follows it back, so rows are not
+  // refused for the hour until the clock catches up.
+  db::NewRowWindow window;
+  db::NewRowBudget budget(1, window);
+  BOOST_TEST((take_many(budget, 1, kAt15s + std::chrono::hours(1)) ==
+              std::pair<unsigned, std::uint32_t>{1, 0}));
+  BOOST_TEST((take_many(budget, 1, kAt15s) == std::pair<unsigned, std::uint32_t>{1, 0}));
+  BOOST_TEST((take_many(budget, 1, kAt15s) == std::pair<unsigned, std::uint32_t>{0, 45}));
+}

@@ -82,9 +82,7 @@ BOOST_FIXTURE_TEST_CASE(a_request_that_becomes_whole_is_handed_to_a_thread, Fixt
   c.send(kRequest.substr(0, 5));
   pending.add(c.worker, Clock::now() + kReadTimeout);
   BOOST_TEST(count.load() == 1u);
-  BOOST_TEST(pending.take() == -1);  // not whole yet
   c.send(kRequest.substr(5, 20));
-  BOOST_TEST(pending.take() == -1);
   c.send(kRequest.substr(25));
   BOOST_TEST(take_ready(pending) == c.worker);
   BOOST_TEST(count.load() == 0u);
@@ -106,9 +104,11 @@ BOOST_FIXTURE_TEST_CASE(one_past_its_deadline_is_closed_and_counted, Fixture) {
   const auto before = rejected(FcgiRejection::kDeadline);
   const Connection c;
   c.send(kRequest.substr(0, 5));
-  pending.add(c.worker, Clock::now() + std::chrono::milliseconds(50));
+  const auto deadline = Clock::now() + std::chrono::milliseconds(1000);
+  pending.add(c.worker, deadline);
   c.send(kRequest.substr(5, 3));  // trickling does not move the deadline
   BOOST_TEST(c.closed_by_worker());
+  BOOST_TEST((Clock::now() >= deadline));  // and it is not closed before it
   BOOST_TEST(rejected(FcgiRejection::kDeadline) == before + 1);
   BOOST_TEST(pending.empty());
   BOOST_TEST(count.load() == 0u);
@@ -141,12 +141,16 @@ BOOST_FIXTURE_TEST_CASE(a_peer_that_hangs_up_unfinished_is_closed_uncounted, Fix
   BOOST_TEST(pending.empty());
 }
 
-BOOST_FIXTURE_TEST_CASE(past_the_most_waiting_a_connection_is_closed_at_once, Fixture) {
-  std::vector<Connection> waiting(PendingRequests::kMaxWaiting);
+BOOST_AUTO_TEST_CASE(past_the_most_waiting_a_connection_is_closed_at_once) {
+  constexpr std::size_t kMost = 8;
+  std::atomic<std::uint32_t> count{0};
+  PendingRequests pending({}, kReadTimeout, count, kMost);
+  pending.start();
+  std::vector<Connection> waiting(kMost);
   for (const auto& c : waiting) pending.add(c.worker, Clock::now() + kReadTimeout);
-  BOOST_TEST(count.load() == PendingRequests::kMaxWaiting);
+  BOOST_TEST(count.load() == kMost);
   const Connection one_more;
   pending.add(one_more.worker, Clock::now() + kReadTimeout);
   BOOST_TEST(one_more.closed_by_worker());
-  BOOST_TEST(count.load() == PendingRequests::kMaxWaiting);
+  BOOST_TEST(count.load() == kMost);
 }

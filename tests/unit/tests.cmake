@@ -17,6 +17,9 @@ connector_unit_test(test_snapshot)
 connector_unit_test(test_new_row_budget)
 connector_unit_test(test_web_server_addrs)
 connector_unit_test(test_fcgi_screen)
+# The screen's passed requests are read by libfcgi too (tests/libfcgi_reading.h).
+target_include_directories(test_fcgi_screen PRIVATE ${FCGI_INCLUDE_DIR} ${PROJECT_SOURCE_DIR}/tests)
+target_link_libraries(test_fcgi_screen PRIVATE ${FCGI_LIBRARY})
 connector_unit_test(test_fuzz_regressions)
 # The worker's FastCGI record writer (fcgi/), compiled in on its own.
 if(TARGET connector-worker)
