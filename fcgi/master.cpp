@@ -186,10 +186,12 @@ bool Master::pool_progressing(pid_t& stuck) const {
 void Master::feed_watchdog() {
   pid_t stuck = 0;
   if (pool_progressing(stuck)) {
-    sd_notify(0, "WATCHDOG=1");
-    if (watchdog_withheld_)
+    // The line first: whoever sees the ping can read it.
+    if (watchdog_withheld_) {
       util::log_info("every worker process beats again; feeding the watchdog");
+    }
     watchdog_withheld_ = false;
+    sd_notify(0, "WATCHDOG=1");
     return;
   }
   if (!watchdog_withheld_) {

@@ -9,15 +9,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "net/fcgi_record.h"
+
 namespace connector::fcgi {
 namespace {
 
-constexpr unsigned char kVersion = 1;     // FCGI_VERSION_1
-constexpr unsigned char kEndRequest = 3;  // FCGI_END_REQUEST
-constexpr unsigned char kStdout = 6;      // FCGI_STDOUT
-constexpr std::size_t kMaxContent = 65535;
+using net::fcgi_record::kEndRequest;
+using net::fcgi_record::kMaxContentBytes;
+using net::fcgi_record::kStdout;
+using net::fcgi_record::kVersion;
 
-using Header = std::array<unsigned char, 8>;
+using Header = std::array<unsigned char, net::fcgi_record::kHeaderBytes>;
 
 Header header(unsigned char type, int request_id, std::size_t length) {
   return {kVersion,
@@ -82,14 +84,14 @@ bool write_response(int fd, int request_id, std::string_view head, std::string_v
   // (application status 0, protocol status FCGI_REQUEST_COMPLETE, 3 reserved bytes).
   static constexpr std::array<unsigned char, 8> kEndBody{};
   std::vector<Header> headers;
-  headers.reserve(4 + (head.size() + body.size()) / kMaxContent);
+  headers.reserve(4 + (head.size() + body.size()) / kMaxContentBytes);
   std::vector<iovec> iov;
   iov.reserve(2 * headers.capacity());
   // Headers first (their addresses must not move once taken), then the iovecs.
   std::vector<std::string_view> contents;
   for (std::string_view part : {head, body}) {
     while (!part.empty()) {
-      const std::size_t length = std::min(part.size(), kMaxContent);
+      const std::size_t length = std::min(part.size(), kMaxContentBytes);
       headers.push_back(header(kStdout, request_id, length));
       contents.push_back(part.substr(0, length));
       part.remove_prefix(length);

@@ -1,24 +1,17 @@
 #include "net/fcgi_screen.h"
 
+#include "net/fcgi_record.h"
+
 #include <string_view>
 
 namespace connector::net {
 namespace {
 
-constexpr std::uint8_t kVersion = 1;
-constexpr std::size_t kHeaderBytes = 8;
+using namespace fcgi_record;  // NOLINT(google-build-using-namespace): the record's own names
+
 constexpr std::size_t kBeginBodyBytes = 8;
 constexpr std::uint16_t kResponder = 1;
 constexpr std::uint8_t kKeepConnection = 1;
-
-// Record types (the FastCGI specification, section 8).
-enum RecordType : std::uint8_t {
-  kBeginRequest = 1,
-  kAbortRequest = 2,
-  kParams = 4,
-  kStdin = 5,
-  kGetValues = 9,  // this and every higher type: management records, or unknown ones
-};
 
 struct Header {
   std::uint8_t version;

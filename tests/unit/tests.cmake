@@ -25,7 +25,8 @@ connector_unit_test(test_fuzz_regressions)
 if(TARGET connector-worker)
   add_executable(test_stdout_records unit/test_stdout_records.cpp
                  ${PROJECT_SOURCE_DIR}/fcgi/stdout_records.cpp)
-  target_include_directories(test_stdout_records PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
+  target_include_directories(test_stdout_records PRIVATE ${PROJECT_SOURCE_DIR}/fcgi
+                             ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(test_stdout_records PRIVATE Boost::unit_test_framework)
   target_compile_definitions(test_stdout_records PRIVATE BOOST_TEST_DYN_LINK)
   add_test(NAME unit.test_stdout_records COMMAND test_stdout_records)
