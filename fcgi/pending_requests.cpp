@@ -56,7 +56,7 @@ PendingRequests::PendingRequests(net::FcgiLimits limits, std::chrono::millisecon
 PendingRequests::~PendingRequests() {
   signal(stop_fd_);
   if (thread_.joinable()) thread_.join();
-  for (const auto& [fd, deadline] : waiting_) ::close(fd);
+  for (const auto& [fd, waiting] : waiting_) ::close(fd);
   for (const int fd : ready_) ::close(fd);
   ::close(stop_fd_);
   ::close(ready_fd_);
@@ -76,7 +76,7 @@ void PendingRequests::add(int fd, Clock::time_point deadline) {
     if (waiting_.size() < max_waiting_) {
       // In the map (the sweep's list) before epoll can report it, so that the thread, which
       // erases it when it is done with the connection, always finds it there.
-      waiting_.emplace(fd, deadline);
+      waiting_.emplace(fd, Waiting{deadline, 0});
       epoll_event event{};
       event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
       event.data.fd = fd;
@@ -128,6 +128,15 @@ void PendingRequests::run() {
 }
 
 void PendingRequests::on_event(int fd, bool hung_up) {
+  std::size_t need_bytes = 0;
+  {
+    const std::lock_guard lock(mutex_);
+    const auto found = waiting_.find(fd);
+    if (found != waiting_.end()) need_bytes = found->second.need_bytes;
+  }
+  // A look at fewer bytes than the awaited record needs would screen them all again for
+  // nothing: a peer sending a record a byte at a time costs an ioctl per byte, not a look.
+  if (!hung_up && RequestScreen::queued_bytes(fd) < need_bytes) return;
   const Screened screened = screen_.look(fd);
   switch (screened.outcome) {
     case Screened::Outcome::kRequest:
@@ -135,7 +144,14 @@ void PendingRequests::on_event(int fd, bool hung_up) {
       return;
     case Screened::Outcome::kIncomplete:
       // A peer that stopped sending with its request unfinished will never finish it.
-      if (hung_up) drop(fd, {});
+      if (hung_up) {
+        drop(fd, {});
+      } else {
+        const std::lock_guard lock(mutex_);
+        if (const auto found = waiting_.find(fd); found != waiting_.end()) {
+          found->second.need_bytes = screened.need_bytes;
+        }
+      }
       return;  // else wait for the next edge
     case Screened::Outcome::kClosed:
     case Screened::Outcome::kRejected:
@@ -169,8 +185,8 @@ void PendingRequests::sweep() {
   std::vector<int> late;
   {
     const std::lock_guard lock(mutex_);
-    for (const auto& [fd, deadline] : waiting_) {
-      if (now >= deadline) late.push_back(fd);
+    for (const auto& [fd, waiting] : waiting_) {
+      if (now >= waiting.deadline) late.push_back(fd);
     }
   }
   for (const int fd : late) {

@@ -5,7 +5,9 @@
 //
 // The thread watches them edge-triggered in its own epoll set (the bytes stay queued, since the
 // screen only peeks at them, so the connection stays readable: only an edge says that more have
-// arrived) and screens each one again as its bytes come. A connection whose request is now whole
+// arrived) and screens each one again as its bytes come: once as many are queued as the record
+// it waits for needs (an ioctl per edge until then), since each look screens from the first
+// byte. A connection whose request is now whole
 // moves to a ready queue that the pool's threads take from (ready_fd() in their epoll set); one
 // the screen rejects, or whose peer hangs up, is closed at once; one past its deadline is closed
 // by a sweep, and counted as `deadline`. Only this thread closes a waiting connection, so its
@@ -69,7 +71,11 @@ class PendingRequests {
   const int stop_fd_;
   RequestScreen screen_;  // used by the thread only
   std::mutex mutex_;
-  std::unordered_map<int, Clock::time_point> waiting_;  // fd -> its deadline
+  struct Waiting {
+    Clock::time_point deadline;
+    std::size_t need_bytes = 0;  // no look before this many bytes are queued (or a hang-up)
+  };
+  std::unordered_map<int, Waiting> waiting_;
   std::deque<int> ready_;
   std::thread thread_;
 };

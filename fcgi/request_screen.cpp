@@ -1,5 +1,6 @@
 #include "request_screen.h"
 
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <array>
@@ -36,14 +37,23 @@ Screened RequestScreen::look(int fd) {
   switch (screen.verdict) {
     case net::FcgiVerdict::kRequest:
       return verdict(Screened::Outcome::kRequest);
-    case net::FcgiVerdict::kIncomplete:
-      return verdict(Screened::Outcome::kIncomplete);
+    case net::FcgiVerdict::kIncomplete: {
+      Screened incomplete = verdict(Screened::Outcome::kIncomplete);
+      incomplete.need_bytes = screen.need_bytes;
+      return incomplete;
+    }
     case net::FcgiVerdict::kAborted:
       return verdict(Screened::Outcome::kClosed);
     case net::FcgiVerdict::kRejected:
       break;
   }
   return {Screened::Outcome::kRejected, screen.reason, screen.detail};
+}
+
+std::size_t RequestScreen::queued_bytes(int fd) {
+  int queued = 0;
+  if (::ioctl(fd, FIONREAD, &queued) != 0 || queued < 0) return 0;
+  return static_cast<std::size_t>(queued);
 }
 
 void note_rejection(const Screened& screened, std::chrono::milliseconds read_timeout) {

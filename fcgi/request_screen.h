@@ -22,7 +22,8 @@ struct Screened {
   };
   Outcome outcome = Outcome::kClosed;
   net::FcgiRejection reason = net::FcgiRejection::kNone;
-  std::string_view detail;  // for the log, with kRejected (a static string)
+  std::string_view detail;     // for the log, with kRejected (a static string)
+  std::size_t need_bytes = 0;  // kIncomplete: the bytes that must be queued before it can change
 };
 
 class RequestScreen {
@@ -32,6 +33,8 @@ class RequestScreen {
 
   // What connection `fd` has queued, at this moment.
   Screened look(int fd);
+  // How many bytes connection `fd` has queued (one ioctl, nothing copied).
+  static std::size_t queued_bytes(int fd);
 
  private:
   const net::FcgiLimits limits_;

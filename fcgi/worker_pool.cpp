@@ -319,6 +319,10 @@ void WorkerPool::serve(unsigned slot) {
     // FCGX_Accept_r starts by finishing the previous request, which closes the connection
     // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
     request.keepConnection = 1;
+    // Detached: when libfcgi closes a connection itself (its read failed), it is a plain
+    // close(), not OS_Close's shutdown and read until the peer stops sending (nor its select()
+    // on a descriptor number past FD_SETSIZE).
+    request.detached = 1;
     if (!read_deadlines_.reading(slot, request.ipcFd)) {
       ::close(fd);  // no bound on its read possible: not served (closed here, not by libfcgi)
       request.ipcFd = -1;

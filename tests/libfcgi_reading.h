@@ -1,60 +1,79 @@
 #pragma once
 // What libfcgi 2.4 makes of some bytes, read the way the worker reads a request
 // (fcgi/worker_pool.cpp: the connection handed to FCGX_Accept_r open, then the body read to its
-// end). The bytes go through a socket pair whose writing end is closed before libfcgi reads, so
-// libfcgi meets the end of the input where it wants more, rather than blocking. The tests that
-// compare libfcgi with the screen (net/fcgi_screen.h) use it: a request the screen passes must
-// be read by libfcgi whole, without an error, as the same pairs and body.
+// end). The bytes go through a SOCK_SEQPACKET socket pair in messages of `chunk` bytes, written
+// by a thread of their own, so each of libfcgi's reads returns at most one message: records,
+// headers and padding split across reads as a slow peer would split them. The writing end is
+// closed after the last message, so libfcgi meets the end of the input where it wants more,
+// rather than blocking. The tests that compare libfcgi with the screen (net/fcgi_screen.h) use
+// it: a request the screen passes must be read by libfcgi whole, without an error, as the same
+// pairs, keep-connection flag and body, and to its last byte.
 #include <fcgiapp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 namespace connector::testing {
+
+// A pair as libfcgi keeps it: "name=value" as a C string, so it ends at a NUL byte in either
+// (the worker reads it as libfcgi keeps it).
+inline std::string libfcgi_entry(std::string_view name, std::string_view value) {
+  std::string entry = std::string(name) + "=" + std::string(value);
+  return entry.substr(0, entry.find('\0'));
+}
 
 struct LibfcgiReading {
   bool accepted = false;  // FCGX_Accept_r returned a request
   bool error = true;      // its input stream failed (the request was cut short, or broken)
-  std::size_t pairs = 0;  // the parameters it read
+  bool keep_connection = false;
+  bool bytes_left = true;           // bytes it did not read (it stopped before the end)
+  std::vector<std::string> params;  // "name=value", in order (without libfcgi's FCGI_ROLE)
   std::size_t stdin_bytes = 0;
 };
 
-// At most this many bytes: a socket pair's buffer holds them without a reader.
-inline constexpr std::size_t kMaxLibfcgiInput = 100'000;
-
-inline LibfcgiReading read_with_libfcgi(std::span<const std::uint8_t> bytes) {
+inline LibfcgiReading read_with_libfcgi(std::span<const std::uint8_t> bytes, std::size_t chunk) {
   LibfcgiReading reading;
   int ends[2];
-  if (bytes.size() > kMaxLibfcgiInput || ::socketpair(AF_UNIX, SOCK_STREAM, 0, ends) != 0) {
-    return reading;
-  }
-  int send_buffer = static_cast<int>(kMaxLibfcgiInput) * 2;
-  ::setsockopt(ends[1], SOL_SOCKET, SO_SNDBUF, &send_buffer, sizeof send_buffer);
-  const bool sent =
-      ::write(ends[1], bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-  ::close(ends[1]);
-  if (!sent) {
-    ::close(ends[0]);
-    return reading;
-  }
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) return reading;
+  chunk = std::clamp<std::size_t>(chunk, 1, 4096);  // below libfcgi's 8 KiB reads
+  std::thread writer([&bytes, chunk, fd = ends[1]] {
+    for (std::size_t at = 0; at < bytes.size(); at += chunk) {
+      const std::size_t n = std::min(chunk, bytes.size() - at);
+      if (::send(fd, bytes.data() + at, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) break;
+    }
+    ::close(fd);
+  });
   FCGX_Init();
   FCGX_Request request;
   FCGX_InitRequest(&request, -1, 0);
   request.ipcFd = ends[0];
   request.keepConnection = 1;
+  request.detached = 1;  // a failed read closes it with a plain close(), as in the worker
   reading.accepted = FCGX_Accept_r(&request) >= 0;  // on failure it has closed the connection
   if (reading.accepted) {
     // Its environment starts with the FCGI_ROLE it adds itself, then the request's pairs.
-    for (char** env = request.envp; env != nullptr && *env != nullptr; ++env) ++reading.pairs;
-    reading.pairs -= reading.pairs > 0 ? 1 : 0;
+    for (char** env = request.envp; env != nullptr && *env != nullptr; ++env) {
+      if (env != request.envp) reading.params.emplace_back(*env);
+    }
+    reading.keep_connection = request.keepConnection != 0;
     char buffer[1024];
     for (int n; (n = FCGX_GetStr(buffer, sizeof buffer, request.in)) > 0;) {
       reading.stdin_bytes += static_cast<std::size_t>(n);
     }
     reading.error = FCGX_GetError(request.in) != 0;
+  }
+  writer.join();  // every message is queued, or the pair is gone
+  if (reading.accepted) {
+    char next;
+    reading.bytes_left = ::recv(request.ipcFd, &next, 1, MSG_DONTWAIT | MSG_PEEK) > 0;
     // Closed here, nothing written (the other end is gone), as the worker does.
     ::close(request.ipcFd);
     request.ipcFd = -1;

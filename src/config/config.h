@@ -63,7 +63,7 @@ struct WorkerSettings {
   std::string access_log = "stderr";     // a file path, "stderr" or "off"
   unsigned shutdown_timeout_s = 30;      // how long stopping waits for requests in flight
   unsigned reference_refresh_ms = 1000;  // reload of the reference and supply snapshots
-  // Deposit addresses recorded per clock minute by all processes together; past it, a request
+  // Deposit addresses recorded per minute by all processes together; past it, a request
   // that needs a new row is a 503 (rows already recorded are still answered). 0: no cap.
   unsigned new_accounts_per_minute = 300;
 };

@@ -68,7 +68,7 @@ const Key kKeys[] = {
     {.name = "fcgi_max_params_bytes",
      .field = &W::fcgi_max_params_bytes,
      .min = 1024,
-     .max = 131072,
+     .max = 65536,
      .group = kSocket,
      .reload = "yes",
      .brief = "the most bytes of FastCGI parameters one request may carry; a request with more, "
@@ -76,7 +76,7 @@ const Key kKeys[] = {
               "`connector_fcgi_rejected_total`. nginx sends 1-2 KiB, and with the shipped "
               "drop-ins at most about 50 KiB (the URL twice and every header): keep it above "
               "that, or nginx answers such a request 503 instead of the worker's 4xx. At most "
-              "128 KiB, which a unix socket's queue holds whole"},
+              "64 KiB: nginx sends no PARAMS record larger"},
     {.name = "processes",
      .field = &W::processes,
      .min = 1,
@@ -150,11 +150,11 @@ const Key kKeys[] = {
      .max = 1000000,
      .group = kPool,
      .reload = "yes",
-     .brief = "new deposit addresses (`/v1/account`) recorded per clock minute by all the "
+     .brief = "new deposit addresses (`/v1/account`) recorded per minute by all the "
               "worker's processes on this host together; past it, a request that needs a new "
               "row is a 503 `unavailable` with `Retry-After` (seconds to the next minute), while "
               "addresses already recorded are still answered; 0: no cap (docs/security.md)",
-     .detail = "new deposit addresses (`/v1/account`) recorded per clock minute by all the "
+     .detail = "new deposit addresses (`/v1/account`) recorded per minute by all the "
                "worker's processes on this host together; past it, a request that needs a new "
                "row is a 503 `unavailable` with `Retry-After` (seconds to the next minute), "
                "while addresses already recorded are still answered; 0: no cap. "

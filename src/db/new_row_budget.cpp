@@ -1,5 +1,7 @@
 #include "db/new_row_budget.h"
 
+#include <algorithm>
+
 #include "metrics/scoreboard.h"
 #include "util/process_shared.h"
 
@@ -14,20 +16,17 @@ NewRowWindow& new_row_window() { return shared_window.get(); }
 
 NewRowWindow& create_shared_new_row_window() { return shared_window.create_shared(); }
 
-void NewRowBudget::take(std::chrono::system_clock::time_point now) {
+void NewRowBudget::take(std::chrono::steady_clock::time_point now) {
   if (per_minute_ == 0) return;
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch());
   const auto now_s = static_cast<std::uint64_t>(seconds.count());
   const std::uint64_t minute = now_s / 60;
   std::uint64_t word = window_.word.load(std::memory_order_relaxed);
   for (;;) {
-    // The window moves forward only: a thread whose `now` is in the minute before the stored
-    // one (it was preempted, or the clock stepped back a little) counts against the stored
-    // minute instead of starting its own minute's count again. A stored minute further ahead
-    // was set by a clock since stepped back: the window follows the clock, rather than refusing
-    // rows until the clock catches up with it.
-    const std::uint64_t stored = word >> 32;
-    const std::uint64_t current = stored == minute + 1 ? stored : minute;
+    // The window only moves forward: a thread whose `now` is older than the stored minute (it
+    // was preempted, or stalled) counts against the stored one instead of starting that
+    // minute's count again. The clock never steps, so the stored minute is never ahead of it.
+    const std::uint64_t current = std::max(word >> 32, minute);
     const std::uint64_t taken = (word >> 32) == current ? (word & 0xffffffffu) : 0;
     if (taken >= per_minute_) {
       metrics::increment(&metrics::Scoreboard::deposit_accounts_refused);

@@ -1,5 +1,7 @@
 #pragma once
-// The cap on new deposit_accounts rows per clock minute (config: new_accounts_per_minute).
+// The cap on new deposit_accounts rows per minute (config: new_accounts_per_minute). Minutes
+// are counted on CLOCK_MONOTONIC (steady_clock): one clock for all the host's processes, and
+// one that is never stepped, so the window can only move forward.
 // Every valid recipient makes a permanent row that the chain watchers must follow, so the rate
 // of new rows is bounded on the worker as well as per client in nginx: a client that rotates
 // addresses (an IPv6 /64 after another) still cannot add more than the cap. The minute's count
@@ -42,7 +44,7 @@ class NewRowBudget {
 
   // Takes one row of the current minute's budget, or throws NewRowCapReached with the seconds
   // left until the next minute.
-  void take(std::chrono::system_clock::time_point now = std::chrono::system_clock::now());
+  void take(std::chrono::steady_clock::time_point now = std::chrono::steady_clock::now());
 
  private:
   unsigned per_minute_;

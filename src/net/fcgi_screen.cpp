@@ -50,14 +50,20 @@ bool read_length(std::span<const std::uint8_t> content, std::size_t& pos, std::u
 }
 
 // Whether every name-value pair of one PARAMS record lies inside it (in 64 bits: two lengths
-// below 2^31 cannot overflow, unlike libfcgi's 32-bit sum); counts them into `pairs`.
-bool pairs_fit(std::span<const std::uint8_t> content, std::size_t& pairs) {
+// below 2^31 cannot overflow, unlike libfcgi's 32-bit sum); counts them into `pairs`, and hands
+// each to `sink` when there is one.
+bool pairs_fit(std::span<const std::uint8_t> content, std::size_t& pairs, const PairSink* sink) {
   std::size_t pos = 0;
   while (pos < content.size()) {
     std::uint64_t name = 0;
     std::uint64_t value = 0;
     if (!read_length(content, pos, name) || !read_length(content, pos, value)) return false;
     if (name + value > content.size() - pos) return false;
+    if (sink != nullptr) {
+      const auto* text = reinterpret_cast<const char*>(content.data() + pos);
+      (*sink)({text, static_cast<std::size_t>(name)},
+              {text + name, static_cast<std::size_t>(value)});
+    }
     pos += static_cast<std::size_t>(name + value);
     ++pairs;
   }
@@ -103,12 +109,11 @@ FcgiScreen check_header(const Header& h, Stage stage, std::uint16_t request_id, 
   if (h.request_id != request_id) {
     return rejected(FcgiRejection::kMalformed, "a second request id on one connection");
   }
+  if (h.type == kAbortRequest) return {};  // the request ends there: libfcgi reads no further
   if (h.content_bytes == 0 && h.record_bytes != kHeaderBytes) {
     return rejected(FcgiRejection::kMalformed, kUnreadPadding);
   }
   switch (h.type) {
-    case kAbortRequest:
-      return {};
     case kParams:
       if (stage != Stage::kParams) {
         return rejected(FcgiRejection::kMalformed, "FCGI_PARAMS after the parameters ended");
@@ -150,18 +155,25 @@ std::string_view rejection_label(FcgiRejection reason) {
   return "none";
 }
 
-FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits) {
+FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits,
+                               const PairSink* sink) {
   const std::size_t bound = max_request_bytes(limits);
   FcgiScreen result;
   Stage stage = Stage::kBegin;
   std::uint16_t request_id = 0;
   std::size_t params = 0;
   std::size_t body = 0;
-  for (std::size_t offset = 0;;) {
+  for (std::size_t offset = 0, records = 0;; ++records) {
     if (offset + kHeaderBytes > bound) {
       return rejected(FcgiRejection::kTooLarge, "a request over its bound");
     }
-    if (bytes.size() - offset < kHeaderBytes) return result;  // incomplete
+    if (records == kMaxRecords) {
+      return rejected(FcgiRejection::kTooLarge, "a request of more records than nginx sends");
+    }
+    if (bytes.size() - offset < kHeaderBytes) {  // incomplete
+      result.need_bytes = offset + kHeaderBytes;
+      return result;
+    }
     const Header h = read_header(bytes.data() + offset);
     if (const auto checked = check_header(h, stage, request_id, params, body, limits);
         checked.verdict != FcgiVerdict::kIncomplete) {
@@ -170,7 +182,10 @@ FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLi
     if (offset + h.record_bytes > bound) {
       return rejected(FcgiRejection::kTooLarge, "a request over its bound");
     }
-    if (bytes.size() - offset < h.record_bytes) return result;  // incomplete
+    if (bytes.size() - offset < h.record_bytes) {  // incomplete
+      result.need_bytes = offset + h.record_bytes;
+      return result;
+    }
     const auto content = bytes.subspan(offset + kHeaderBytes, h.content_bytes);
     offset += h.record_bytes;
     switch (h.type) {
@@ -188,7 +203,7 @@ FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLi
       case kParams:
         if (content.empty()) {
           stage = Stage::kStdin;
-        } else if (!pairs_fit(content, result.pairs)) {
+        } else if (!pairs_fit(content, result.pairs, sink)) {
           return rejected(FcgiRejection::kMalformed,
                           "a name-value pair past the end of its record");
         }

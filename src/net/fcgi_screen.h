@@ -14,6 +14,7 @@
 //   forms) summed in 64 bits;
 // * no padding after FCGI_BEGIN_REQUEST or after an empty record (libfcgi does not skip it
 //   there, and would read it as a record the screen never saw);
+// * at most kMaxRecords records;
 // * the parameters at most max_params_bytes, the body at most max_stdin_bytes, and the whole
 //   request, record headers and padding included, at most max_request_bytes().
 //
@@ -21,6 +22,7 @@
 // fuzzed (tests/fuzz/fuzz_fcgi_screen.cpp).
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 
@@ -35,6 +37,10 @@ struct FcgiLimits {
 
 // Room for the records' headers and padding beyond their content: nginx sends 5 records.
 inline constexpr std::size_t kRecordOverheadBytes = 4096;
+// The most records one request may take. nginx sends 4 or 5 (BEGIN, one PARAMS, its end, a
+// body record at most, STDIN's end); a bound keeps each look at a waiting request cheap, since
+// every look screens it again from its first byte.
+inline constexpr std::size_t kMaxRecords = 16;
 
 // The most bytes one request within `limits` may take on the wire.
 constexpr std::size_t max_request_bytes(const FcgiLimits& limits) {
@@ -68,8 +74,16 @@ struct FcgiScreen {
   // its parameters and the bytes of its body.
   std::size_t pairs = 0;
   std::size_t stdin_bytes = 0;
+  // kIncomplete: the bytes there must be, from the first one, before the verdict can change
+  // (the end of the record or header being waited for): a look at fewer is wasted.
+  std::size_t need_bytes = 0;
 };
 
-FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits);
+// Receives each name-value pair of a screened request, in order (its tests compare them with
+// what libfcgi reads).
+using PairSink = std::function<void(std::string_view name, std::string_view value)>;
+
+FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits,
+                               const PairSink* sink = nullptr);
 
 }  // namespace connector::net

@@ -210,12 +210,13 @@ class HostileInput(unittest.TestCase):
                           message=NGINX_414)
 
     def test_the_largest_request_nginx_forwards_reaches_the_worker(self):
-        # A request line just inside nginx's 8 KiB buffer, with two headers of 7 kB: nginx
-        # sends the URL twice (REQUEST_URI, QUERY_STRING) and every header, about 31 KiB of
-        # FastCGI parameters, all within fcgi_max_params_bytes, so the worker answers its 414
-        # (not a closed connection, which nginx would turn into a 503).
+        # A request line just inside nginx's 8 KiB buffers (large_client_header_buffers 4 8k),
+        # with three headers as long: nginx sends the URL twice (REQUEST_URI, QUERY_STRING) and
+        # every header, about 41 KiB of FastCGI parameters, within fcgi_max_params_bytes, so the
+        # worker answers its 414 (not a closed connection, which nginx would turn into a 503).
         target = "/v1/networks?x=" + "a" * 8150
-        r = stack.get(target, headers={"X-Pad-A": "b" * 7000, "X-Pad-B": "c" * 7000})
+        pad = {f"X-Pad-{c}": c.lower() * 8100 for c in "ABC"}
+        r = stack.get(target, headers=pad)
         self.assertEqual((r.status, r.json()["error"]["message"]), (414, WORKER_414))
         self.assertEqual(stack.worker_status()["fcgi_rejected"]["too_large"], 0)
 

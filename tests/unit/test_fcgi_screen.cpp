@@ -245,7 +245,10 @@ BOOST_AUTO_TEST_CASE(padding_libfcgi_would_read_as_a_record_is_malformed) {
   const Bytes end_stdin = record(kStdin, 1, {});
   // The padding of BEGIN holds a PARAMS header, whose content ends inside the screen's next
   // record: the pairs libfcgi reads there have a value length of 0x7ffffffe.
-  check_rejected(join({record(kBegin, 1, {0, 1, 0, 0, 0, 0, 0, 0}, 8),
+  const Bytes begin_padded_with_a_header = {1, kBegin,  0, 1, 0, 8,  8, 0,   // padding 8
+                                            0, 1,       0, 0, 0, 0,  0, 0,   // responder
+                                            1, kParams, 0, 1, 0, 14, 0, 0};  // the padding
+  check_rejected(join({begin_padded_with_a_header,
                        Bytes{1, kParams, 0, 1, 0, 7, 0, 0, 0, 5, 0xFF, 0xFF, 0xFF, 0xFE, 0},
                        end_params, end_stdin}),
                  FcgiRejection::kMalformed);
@@ -265,7 +268,33 @@ BOOST_AUTO_TEST_CASE(padding_libfcgi_would_read_as_a_record_is_malformed) {
                  FcgiRejection::kMalformed);
   check_rejected(join({begin(), params, end_params, Bytes{1, kStdin, 0, 1, 0, 0, 1, 0}, {0}}),
                  FcgiRejection::kMalformed);
-  check_rejected(join({begin(), record(kAbort, 1, {}, 8)}), FcgiRejection::kMalformed);
+  // An ABORT ends the request where it is: libfcgi reads nothing after it, padding or not.
+  BOOST_TEST((screen(join({begin(), record(kAbort, 1, {}, 8)})).verdict == FcgiVerdict::kAborted));
+}
+
+// Every look at a waiting request screens it from its first byte: few records keep that cheap.
+BOOST_AUTO_TEST_CASE(more_records_than_nginx_sends_are_refused) {
+  Bytes request = begin();
+  for (std::size_t i = 1; i < connector::net::kMaxRecords - 2; ++i) {
+    const Bytes one = record(kParams, 1, pair("A", "b"));
+    request.insert(request.end(), one.begin(), one.end());
+  }
+  // 16 records in all: passed.
+  BOOST_TEST((screen(join({request, record(kParams, 1, {}), record(kStdin, 1, {})})).verdict ==
+              FcgiVerdict::kRequest));
+  // Sixteen, and the header of a seventeenth: refused on that header.
+  const Bytes one = record(kParams, 1, pair("A", "b"));
+  check_rejected(join({request, one, one, Bytes{1, kParams, 0, 1, 0, 0, 0, 0}}),
+                 FcgiRejection::kTooLarge);
+}
+
+BOOST_AUTO_TEST_CASE(an_incomplete_request_says_how_many_bytes_it_needs) {
+  const Bytes request = nginx_request();
+  BOOST_TEST(screen(Bytes(request.begin(), request.begin() + 3)).need_bytes == 8u);
+  BOOST_TEST(screen(Bytes(request.begin(), request.begin() + 9)).need_bytes == 16u);
+  // The PARAMS record: its header, 113 bytes of pairs and 7 of padding.
+  BOOST_TEST(screen(Bytes(request.begin(), request.begin() + 20)).need_bytes == 24u);
+  BOOST_TEST(screen(Bytes(request.begin(), request.begin() + 30)).need_bytes == 16u + 128u);
 }
 
 // The requests the screen passes, as libfcgi reads them: accepted, read to the end of the body
@@ -285,13 +314,24 @@ BOOST_AUTO_TEST_CASE(libfcgi_reads_a_passed_request_as_the_screen_does) {
       join({begin(), record(kParams, 1, {}), record(kStdin, 1, {})}),
   };
   for (const Bytes& request : passed) {
-    const FcgiScreen screened = screen(request);
+    std::vector<std::string> pairs;
+    const connector::net::PairSink sink = [&pairs](std::string_view name, std::string_view value) {
+      pairs.push_back(connector::testing::libfcgi_entry(name, value));
+    };
+    const FcgiScreen screened = screen_fcgi_request(request, {}, &sink);
     BOOST_TEST_REQUIRE((screened.verdict == FcgiVerdict::kRequest));
-    const auto read = connector::testing::read_with_libfcgi(request);
-    BOOST_TEST(read.accepted);
-    BOOST_TEST(!read.error);
-    BOOST_TEST(read.pairs == screened.pairs);
-    BOOST_TEST(read.stdin_bytes == screened.stdin_bytes);
+    BOOST_TEST(pairs.size() == screened.pairs);
+    // Whole, and split into reads of 1, 7 and 100 bytes.
+    for (const std::size_t chunk :
+         {std::size_t{4096}, std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
+      const auto read = connector::testing::read_with_libfcgi(request, chunk);
+      BOOST_TEST(read.accepted);
+      BOOST_TEST(!read.error);
+      BOOST_TEST(!read.bytes_left);
+      BOOST_TEST(read.keep_connection == screened.keep_connection);
+      BOOST_TEST(read.params == pairs, boost::test_tools::per_element());
+      BOOST_TEST(read.stdin_bytes == screened.stdin_bytes);
+    }
   }
   BOOST_TEST(screen(passed[2]).pairs == 5u);
   BOOST_TEST(screen(passed[2]).stdin_bytes == 2000u);

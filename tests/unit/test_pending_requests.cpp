@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "metrics/scoreboard.h"
@@ -103,11 +104,18 @@ BOOST_FIXTURE_TEST_CASE(one_past_its_deadline_is_closed_and_counted, Fixture) {
   using connector::net::FcgiRejection;
   const auto before = rejected(FcgiRejection::kDeadline);
   const Connection c;
-  c.send(kRequest.substr(0, 5));
-  const auto deadline = Clock::now() + std::chrono::milliseconds(1000);
+  // The BEGIN record, then a PARAMS record of 1000 bytes that never all come.
+  c.send(kRequest.substr(0, 16) + std::string("\1\4\0\1\3\xe8\0\0", 8));
+  const auto deadline = Clock::now() + std::chrono::milliseconds(500);
   pending.add(c.worker, deadline);
-  c.send(kRequest.substr(5, 3));  // trickling does not move the deadline
-  BOOST_TEST(c.closed_by_worker());
+  // A byte every 100 ms, never the whole request: trickling does not move the deadline, so the
+  // connection is closed while the bytes still come (20 times the deadline allowed for it).
+  bool closed = false;
+  for (int i = 0; i < 100 && !closed; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    closed = ::send(c.peer, "x", 1, MSG_NOSIGNAL) != 1;
+  }
+  BOOST_TEST(closed);
   BOOST_TEST((Clock::now() >= deadline));  // and it is not closed before it
   BOOST_TEST(rejected(FcgiRejection::kDeadline) == before + 1);
   BOOST_TEST(pending.empty());
