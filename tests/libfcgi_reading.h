@@ -9,6 +9,8 @@
 // it: a request the screen passes must be read by libfcgi whole, without an error, as the same
 // pairs, keep-connection flag and body, and to its last byte.
 #include <fcgiapp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -39,22 +41,12 @@ struct LibfcgiReading {
   std::size_t stdin_bytes = 0;
 };
 
-inline LibfcgiReading read_with_libfcgi(std::span<const std::uint8_t> bytes, std::size_t chunk) {
-  LibfcgiReading reading;
-  int ends[2];
-  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) return reading;
-  chunk = std::clamp<std::size_t>(chunk, 1, 4096);  // below libfcgi's 8 KiB reads
-  std::thread writer([&bytes, chunk, fd = ends[1]] {
-    for (std::size_t at = 0; at < bytes.size(); at += chunk) {
-      const std::size_t n = std::min(chunk, bytes.size() - at);
-      if (::send(fd, bytes.data() + at, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) break;
-    }
-    ::close(fd);
-  });
+// libfcgi's side: FCGX_Accept_r on connection `fd`, then the body to its end.
+inline void read_request(int fd, LibfcgiReading& reading) {
   FCGX_Init();
   FCGX_Request request;
   FCGX_InitRequest(&request, -1, 0);
-  request.ipcFd = ends[0];
+  request.ipcFd = fd;
   request.keepConnection = 1;
   request.detached = 1;  // a failed read closes it with a plain close(), as in the worker
   reading.accepted = FCGX_Accept_r(&request) >= 0;  // on failure it has closed the connection
@@ -69,11 +61,10 @@ inline LibfcgiReading read_with_libfcgi(std::span<const std::uint8_t> bytes, std
       reading.stdin_bytes += static_cast<std::size_t>(n);
     }
     reading.error = FCGX_GetError(request.in) != 0;
-  }
-  writer.join();  // every message is queued, or the pair is gone
-  if (reading.accepted) {
+    // Anything libfcgi left unread: the peek waits for the writer's next message or its
+    // close (0, the end), so a message still on its way is seen too.
     char next;
-    reading.bytes_left = ::recv(request.ipcFd, &next, 1, MSG_DONTWAIT | MSG_PEEK) > 0;
+    reading.bytes_left = ::recv(request.ipcFd, &next, 1, MSG_PEEK) > 0;
     // Closed here, nothing written (the other end is gone), as the worker does.
     ::close(request.ipcFd);
     request.ipcFd = -1;
@@ -84,6 +75,31 @@ inline LibfcgiReading read_with_libfcgi(std::span<const std::uint8_t> bytes, std
     FCGX_Finish_r(&request);
   }
   FCGX_Free(&request, 0);
+}
+
+inline LibfcgiReading read_with_libfcgi(std::span<const std::uint8_t> bytes, std::size_t chunk) {
+  LibfcgiReading reading;
+  int ends[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ends) != 0) return reading;
+  chunk = std::clamp<std::size_t>(chunk, 1, 4096);  // below libfcgi's 8 KiB reads
+  // The writer and libfcgi run in threads with every signal blocked: a signal (libFuzzer's
+  // timer, for one) would end one of libfcgi's reads with EINTR, which it takes for a broken
+  // connection. The worker blocks them in its threads too (fcgi/main.cpp).
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  std::thread writer([&bytes, chunk, fd = ends[1]] {
+    for (std::size_t at = 0; at < bytes.size(); at += chunk) {
+      const std::size_t n = std::min(chunk, bytes.size() - at);
+      if (::send(fd, bytes.data() + at, n, MSG_NOSIGNAL) != static_cast<ssize_t>(n)) break;
+    }
+    ::close(fd);
+  });
+  std::thread reader([&reading, fd = ends[0]] { read_request(fd, reading); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  reader.join();
+  writer.join();
   return reading;
 }
 
