@@ -588,14 +588,24 @@ class Stack:
     def nginx_access_log(self):
         return (self.nginx_prefix / "access.log").read_text(errors="replace")
 
+    def cache_entries(self):
+        """{file: key} for the answers in nginx's cache directory, read in one pass (None for a
+        file without a KEY line); a file nginx removes meanwhile is in neither."""
+        entries = {}
+        for path in (self.nginx_prefix / "cache").rglob("*"):
+            try:
+                if not path.is_file():
+                    continue
+                head = path.read_bytes()[:4096].split(b"\n")
+            except FileNotFoundError:
+                continue
+            keys = [line[5:].decode() for line in head if line.startswith(b"KEY: ")]
+            entries[path] = keys[0] if len(keys) == 1 else None
+        return entries
+
     def cached_keys(self):
         """The keys of the answers in nginx's cache directory (the KEY line of each file)."""
-        keys = []
-        for path in (self.nginx_prefix / "cache").rglob("*"):
-            if path.is_file():
-                head = path.read_bytes()[:4096].split(b"\n")
-                keys += [line[5:].decode() for line in head if line.startswith(b"KEY: ")]
-        return keys
+        return [key for key in self.cache_entries().values() if key is not None]
 
     def nginx_error_log_text(self):
         return (self.nginx_prefix / "error.log").read_text(errors="replace")
