@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "db/database.h"
 #include "util/log.h"
 #include "worker_process.h"
 
@@ -64,6 +65,12 @@ void Master::publish_config() {
   board_.configured_processes.store(config_.worker.processes);
   board_.configured_threads.store(config_.worker.threads);
   board_.max_requests.store(config_.worker.max_requests);
+  // Servers no longer read free their slots (metrics::ServerSlot).
+  std::vector<std::uint64_t> servers;
+  for (const auto& address : db::read_server_addresses(config_.db)) {
+    servers.push_back(metrics::server_key(address));
+  }
+  board_.release_servers_except(servers);
 }
 
 std::size_t Master::free_slot() const {

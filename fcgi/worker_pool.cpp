@@ -94,6 +94,8 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       access_log_(access_log),
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
+      read_servers_(db::read_server_addresses(config.db)),
+      lag_monitor_(config, breakers_, metrics::scoreboard()),
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
       kept_(read_timeout_),
@@ -106,11 +108,14 @@ WorkerPool::~WorkerPool() {
   read_deadlines_.stop();
   refresher_.stop();
   prober_.stop();
+  lag_monitor_.stop();
   ::close(epoll_fd_);
   ::close(stop_fd_);
 }
 
 void WorkerPool::start() {
+  // Replicas measured first: the first snapshots come from one in rotation.
+  lag_monitor_.start();
   refresher_.start();
   prober_.start();
   read_deadlines_.start();
@@ -290,7 +295,7 @@ void WorkerPool::serve(unsigned slot) {
   db::NewRowBudget new_rows(config_.worker.new_accounts_per_minute, db::new_row_window());
   db::MariaDbDepositAccountStore accounts(writer, new_rows);
   db::MariaDbReadinessCheck readiness(reader);
-  api::Router router({history, accounts, readiness, reference_, supply_});
+  api::Router router({history, accounts, readiness, reference_, supply_, read_servers_});
   auto& board = metrics::scoreboard();
   const int pid = static_cast<int>(::getpid());
   FCGX_Request request;

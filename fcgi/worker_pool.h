@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "db/database.h"
 #include "db/reference_store.h"
+#include "db/replica_monitor.h"
 #include "db/server_prober.h"
 #include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
@@ -64,7 +65,9 @@ class WorkerPool {
   const util::AccessLog& access_log_;
   db::ReferenceCache reference_;
   db::SupplyCache supply_;
+  const std::vector<std::string> read_servers_;  // for the operations pages
   db::CircuitBreakers breakers_;
+  db::ReplicaLagMonitor lag_monitor_;
   db::SnapshotRefresher refresher_;
   db::ServerProber prober_;
   KeptConnections kept_;

@@ -2,6 +2,8 @@
 // The seven endpoints. Each validates its parameters, asks the stores, writes its JSON body and
 // returns the Cache-Control for it; errors are thrown (http::ApiError, db::DatabaseUnavailable)
 // and answered in one place, the router.
+#include <span>
+#include <string>
 #include <string_view>
 
 #include "db/reference_store.h"
@@ -20,6 +22,8 @@ struct Services {
   db::ReadinessCheck& readiness;
   db::ReferenceCache& reference;
   db::SupplyCache& supply;
+  // The database servers the process reads, for the operations pages (metrics::DbServers).
+  std::span<const std::string> db_servers = {};
   // The current request's deadline (the router sets it).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };

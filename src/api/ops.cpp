@@ -1,10 +1,13 @@
 #include "api/ops.h"
 
+#include <rapidjson/writer.h>
+
 #include <ctime>
 #include <memory>
 
 #include "api/router.h"
 #include "metrics/exposition.h"
+#include "util/clock.h"
 
 namespace connector::api {
 namespace {
@@ -24,17 +27,25 @@ std::string_view healthz(Services&, rapidjson::StringBuffer& out) {
 
 std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
   services.readiness.check();
-  put(out, R"({"status":"ready"})");
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
+  w.StartObject();
+  w.Key("status");
+  w.String("ready");
+  w.Key("servers");
+  metrics::write_db_servers(metrics::scoreboard(), services.db_servers, w);
+  w.EndObject();
   return kJson;
 }
 
-std::string_view prometheus_metrics(Services&, rapidjson::StringBuffer& out) {
-  metrics::write_prometheus(metrics::scoreboard(), kEndpointLabels, out);
+std::string_view prometheus_metrics(Services& services, rapidjson::StringBuffer& out) {
+  metrics::write_prometheus(metrics::scoreboard(), kEndpointLabels, services.db_servers,
+                            util::unix_ms_now(), out);
   return "text/plain; version=0.0.4; charset=utf-8";
 }
 
-std::string_view pool_status(Services&, rapidjson::StringBuffer& out) {
-  metrics::write_status(metrics::scoreboard(), static_cast<std::int64_t>(std::time(nullptr)), out);
+std::string_view pool_status(Services& services, rapidjson::StringBuffer& out) {
+  metrics::write_status(metrics::scoreboard(), services.db_servers,
+                        static_cast<std::int64_t>(std::time(nullptr)), out);
   return kJson;
 }
 

@@ -39,6 +39,8 @@ struct DatabaseSettings {
   unsigned connect_timeout_s = 2;
   unsigned read_timeout_s = 5;
   unsigned failback_s = 30;  // how long reads stay on a fallback server before trying the first
+  // A replica further behind than this is out of rotation (db/server_prober.h); 0: never.
+  unsigned replica_max_lag_s = 10;
 
   DatabaseEndpoint primary() const { return {socket, host, port}; }
 };

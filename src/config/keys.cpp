@@ -238,6 +238,15 @@ const Key kKeys[] = {
      .reload = "yes",
      .brief = "how long reads stay on a fallback server (a later replica or the primary) before "
               "trying the preferred one again"},
+    {.name = "db_replica_max_lag_s",
+     .field = &D::replica_max_lag_s,
+     .min = 0,
+     .max = 86400,
+     .group = kDatabase,
+     .reload = "yes",
+     .brief = "a replica whose replication lag (the heartbeat of sql/migrations/0005) passes "
+              "this is out of rotation, and back in once within half of it; 0 never takes one "
+              "out"},
 };
 
 // A switch: yes or no (as systemd and nginx spell them; on/off and true/false too).

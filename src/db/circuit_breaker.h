@@ -8,6 +8,9 @@
 // first answer. Errors the server itself sends (a statement timeout, a lock wait, a full
 // statement cache) show it alive, and a connection closed at once (a restart, KILL) is simply
 // replaced: neither counts.
+//
+// A replica is also skipped while it is out of rotation: further behind its primary than
+// db_replica_max_lag_s, as the prober measures it (db/server_prober.h).
 #include <atomic>
 #include <cstdint>
 
@@ -19,6 +22,13 @@ class CircuitBreaker {
   static constexpr std::uint32_t kOpenAfter = 3;
 
   bool open() const { return open_.load(std::memory_order_relaxed); }
+  bool in_rotation() const { return in_rotation_.load(std::memory_order_relaxed); }
+  // Passed over by request connections: hung, or too far behind.
+  bool skipped() const { return open() || !in_rotation(); }
+
+  void set_in_rotation(bool in_rotation) {
+    in_rotation_.store(in_rotation, std::memory_order_relaxed);
+  }
 
   void record_answer() {
     failures_.store(0, std::memory_order_relaxed);
@@ -34,6 +44,7 @@ class CircuitBreaker {
  private:
   std::atomic<std::uint32_t> failures_{0};
   std::atomic<bool> open_{false};
+  std::atomic<bool> in_rotation_{true};
 };
 
 }  // namespace connector::db

@@ -158,6 +158,12 @@ std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& s) {
   return targets;
 }
 
+std::vector<std::string> read_server_addresses(const config::DatabaseSettings& s) {
+  std::vector<std::string> addresses;
+  for (const auto& target : read_targets(s)) addresses.push_back(target.endpoint.describe());
+  return addresses;
+}
+
 std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& s) {
   if (s.write_user.empty()) return {{s.primary(), s.user, s.password, nullptr}};
   return {{s.primary(), s.write_user, s.write_password, nullptr}};
@@ -237,17 +243,16 @@ void Database::ensure_connected() {
   if (remaining() <= Clock::duration::zero()) {
     throw DatabaseUnavailable("the request's time budget is spent");
   }
-  // A live connection to a server that others found hung is not used either.
-  if (connection_ && !connection_->isClosed() && !breaker_open(current_)) {
-    const bool on_fallback = current_ != 0;
-    const auto failback_after = std::chrono::seconds(options_.failback_s);
-    if (!on_fallback || Clock::now() - connected_at_ < failback_after) return;
-  }
+  // A live connection to a server that others found hung, or that fell out of rotation, is not
+  // used either.
+  if (connection_ && !connection_->isClosed() && !skipped(current_) && !failback_due()) return;
   disconnect();
   for (std::size_t i = 0; i < servers_.size(); ++i) {
-    if (breaker_open(i)) {
-      last_connect_error_ =
-          servers_[i].target.endpoint.describe() + ": did not answer lately; waiting for a probe";
+    if (skipped(i)) {
+      const auto* breaker = servers_[i].target.breaker;
+      last_connect_error_ = servers_[i].target.endpoint.describe() +
+                            (breaker->open() ? ": did not answer lately; waiting for a probe"
+                                             : ": out of rotation (replication lag)");
       continue;
     }
     if (try_connect(i)) return;
@@ -299,9 +304,23 @@ void Database::note_no_answer(std::size_t server) {
   if (auto* breaker = servers_[server].target.breaker) breaker->record_no_answer();
 }
 
-bool Database::breaker_open(std::size_t server) const {
+bool Database::skipped(std::size_t server) const {
   const auto* breaker = servers_[server].target.breaker;
-  return !probe_ && breaker != nullptr && breaker->open();
+  return !probe_ && breaker != nullptr && breaker->skipped();
+}
+
+// On a fallback server, a connection goes back to an earlier one once db_failback_s has passed
+// since it connected (a server that failed may answer again), or at once when an earlier server
+// that has not failed lately is usable again (a replica back in rotation).
+bool Database::failback_due() const {
+  if (current_ == 0) return false;
+  const auto now = Clock::now();
+  const auto failback_after = std::chrono::seconds(options_.failback_s);
+  if (now - connected_at_ >= failback_after) return true;
+  for (std::size_t i = 0; i < current_; ++i) {
+    if (!skipped(i) && now - servers_[i].last_failure >= failback_after) return true;
+  }
+  return false;
 }
 
 Database::Clock::duration Database::read_timeout() const {

@@ -161,7 +161,8 @@ class Database {
   void handle_failure(const sql::SQLException& e, int attempt);
   void note_answer();
   void note_no_answer(std::size_t server);
-  bool breaker_open(std::size_t server) const;
+  bool skipped(std::size_t server) const;
+  bool failback_due() const;
   Clock::duration read_timeout() const;
   sql::PreparedStatement& statement(const std::string& sql_text);
   sql::PreparedStatement& bound(const std::string& sql_text, const Params& params);
@@ -212,6 +213,8 @@ class CircuitBreakers {
 
 // Reads: the replicas in order, then the primary, with the read account.
 std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& settings);
+// Their addresses (endpoint.describe()), in the same order.
+std::vector<std::string> read_server_addresses(const config::DatabaseSettings& settings);
 // The one write: the primary, with the write account (the read account when none is set).
 std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& settings);
 ConnectionOptions connection_options(const config::DatabaseSettings& settings,

@@ -108,9 +108,89 @@ void write_latency(const Scoreboard& b, EndpointLabels labels, rapidjson::String
   }
 }
 
+// A label value as the text format wants it: backslash, quote and newline escaped.
+std::string label_value(std::string_view text) {
+  std::string escaped;
+  for (char c : text) {
+    if (c == '\\' || c == '"') escaped += '\\';
+    escaped += c == '\n' ? std::string("\\n") : std::string(1, c);
+  }
+  return escaped;
+}
+
+// Milliseconds as seconds with three decimals, exactly.
+std::string seconds_from_ms(std::int64_t ms) {
+  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 + 1000).substr(1);
+}
+
+// A figure older than this is not exposed: a stopped prober's last reading is not current.
+constexpr std::int64_t kFreshFigureMs = 5000;
+
+void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
+                             rapidjson::StringBuffer& out) {
+  if (servers.empty()) return;
+  const auto fresh = [&](const ServerSlot* slot) {
+    return slot != nullptr && slot->lag_ms.load() >= 0 &&
+           now_unix_ms - slot->measured_unix_ms.load() <= kFreshFigureMs;
+  };
+  header(out, "connector_db_server_in_rotation", "gauge",
+         "1 while reads may use the server; a replica is out while it lags db_replica_max_lag_s.");
+  for (const auto& server : servers) {
+    const auto* slot = b.find_server(server_key(server));
+    const bool in = slot == nullptr || slot->in_rotation.load() != 0;
+    sample(out, "connector_db_server_in_rotation", "server=\"" + label_value(server) + "\"",
+           in ? 1 : 0);
+  }
+  header(out, "connector_db_replica_lag_seconds", "gauge",
+         "How far a replica's applied data is behind the primary (replication heartbeat).");
+  for (const auto& server : servers.first(servers.size() - 1)) {
+    const auto* slot = b.find_server(server_key(server));
+    if (!fresh(slot)) continue;
+    put(out, "connector_db_replica_lag_seconds{server=\"" + label_value(server) + "\"} " +
+                 seconds_from_ms(slot->lag_ms.load()) + "\n");
+  }
+  const auto* primary = b.find_server(server_key(servers.back()));
+  if (fresh(primary)) {
+    header(out, "connector_db_primary_heartbeat_age_seconds", "gauge",
+           "Age of the primary's own replication heartbeat (its event scheduler is running "
+           "while this stays near 1).");
+    put(out, "connector_db_primary_heartbeat_age_seconds " +
+                 seconds_from_ms(primary->lag_ms.load()) + "\n");
+  }
+}
+
 }  // namespace
 
-void write_prometheus(const Scoreboard& b, EndpointLabels labels, rapidjson::StringBuffer& out) {
+void write_db_servers(const Scoreboard& b, DbServers servers,
+                      rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  w.StartArray();
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    const bool primary = i + 1 == servers.size();
+    const auto* slot = b.find_server(server_key(servers[i]));
+    const std::int64_t lag_ms = slot != nullptr ? slot->lag_ms.load() : -1;
+    w.StartObject();
+    w.Key("server");
+    w.String(servers[i].data(), static_cast<rapidjson::SizeType>(servers[i].size()));
+    w.Key("role");
+    w.String(primary ? "primary" : "replica");
+    w.Key("in_rotation");
+    w.Bool(slot == nullptr || slot->in_rotation.load() != 0);
+    w.Key(primary ? "heartbeat_age_seconds" : "lag_seconds");
+    if (lag_ms < 0) {
+      w.Null();
+    } else {
+      const std::string text = seconds_from_ms(lag_ms);
+      w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+    }
+    w.Key("measured_unix_ms");
+    w.Int64(slot != nullptr ? slot->measured_unix_ms.load() : 0);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers servers,
+                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
   constexpr auto relaxed = std::memory_order_relaxed;
   write_requests(b, labels, out);
   write_latency(b, labels, out);
@@ -149,6 +229,7 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, rapidjson::Str
   single(out, "connector_config_reloads_total", "counter", "Successful SIGHUP reloads.",
          b.config_reloads.load(relaxed));
   write_fcgi_rejections(b, out);
+  write_db_server_metrics(b, servers, now_unix_ms, out);
   single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
 }
@@ -193,7 +274,8 @@ void write_process(std::int32_t pid, const ProcessSlot& slot,
 
 }  // namespace
 
-void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringBuffer& out) {
+void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
+                  rapidjson::StringBuffer& out) {
   constexpr auto relaxed = std::memory_order_relaxed;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   const std::uint32_t total = b.total_threads();
@@ -252,6 +334,8 @@ void write_status(const Scoreboard& b, std::int64_t now_unix, rapidjson::StringB
     w.Uint64(b.fcgi_rejected[r].load(relaxed));
   }
   w.EndObject();
+  w.Key("db_servers");
+  write_db_servers(b, servers, w);
   w.Key("process_list");
   w.StartArray();
   for (const auto& slot : b.processes) {

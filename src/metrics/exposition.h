@@ -3,8 +3,11 @@
 // style status document for /status.
 #include <rapidjson/stringbuffer.h>
 
+#include <rapidjson/writer.h>
+
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "metrics/scoreboard.h"
@@ -14,10 +17,22 @@ namespace connector::metrics {
 // The label of each of the board's endpoint slots (kEndpointSlots of them).
 using EndpointLabels = std::span<const std::string_view, kEndpointSlots>;
 
+// The database servers the process reads, by address: db_replicas in order, then the primary
+// (the last). Their figures are the scoreboard's (metrics::ServerSlot).
+using DbServers = std::span<const std::string>;
+
 // Prometheus text exposition format 0.0.4.
-void write_prometheus(const Scoreboard& board, EndpointLabels labels, rapidjson::StringBuffer& out);
+void write_prometheus(const Scoreboard& board, EndpointLabels labels, DbServers servers,
+                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out);
 
 // JSON: pool, start time, accepted, active/idle/total threads, max active, slow requests...
-void write_status(const Scoreboard& board, std::int64_t now_unix, rapidjson::StringBuffer& out);
+void write_status(const Scoreboard& board, DbServers servers, std::int64_t now_unix,
+                  rapidjson::StringBuffer& out);
+
+// A JSON array, one object per server: server, role ("replica" or "primary"), in_rotation, and
+// lag_seconds (a replica's) or heartbeat_age_seconds (the primary's), null while not measured,
+// with measured_unix_ms. For /readyz and /status.
+void write_db_servers(const Scoreboard& board, DbServers servers,
+                      rapidjson::Writer<rapidjson::StringBuffer>& w);
 
 }  // namespace connector::metrics

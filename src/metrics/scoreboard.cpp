@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <xxhash.h>
+
 #include "util/process_shared.h"
 
 namespace connector::metrics {
@@ -50,6 +52,41 @@ std::uint32_t Scoreboard::live_processes() const {
   return static_cast<std::uint32_t>(
       std::count_if(processes.begin(), processes.end(),
                     [](const auto& s) { return s.pid.load(std::memory_order_relaxed) != 0; }));
+}
+
+std::uint64_t server_key(std::string_view address) {
+  return XXH3_64bits(address.data(), address.size()) | 1;
+}
+
+ServerSlot* Scoreboard::server_slot(std::uint64_t key) {
+  for (auto& slot : servers) {
+    if (slot.key.load() == key) return &slot;
+  }
+  for (auto& slot : servers) {
+    std::uint64_t free = 0;
+    if (slot.key.compare_exchange_strong(free, key)) return &slot;
+    if (free == key) return &slot;  // another process took it for the same server
+  }
+  return nullptr;
+}
+
+const ServerSlot* Scoreboard::find_server(std::uint64_t key) const {
+  for (const auto& slot : servers) {
+    if (slot.key.load() == key) return &slot;
+  }
+  return nullptr;
+}
+
+void Scoreboard::release_servers_except(std::span<const std::uint64_t> keys) {
+  for (auto& slot : servers) {
+    const std::uint64_t key = slot.key.load();
+    if (key == 0 || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    // Figures first, then the key: a process that takes the slot next starts from a clean one.
+    slot.in_rotation.store(1);
+    slot.lag_ms.store(-1);
+    slot.measured_unix_ms.store(0);
+    slot.key.store(0);
+  }
 }
 
 void Scoreboard::record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow) {

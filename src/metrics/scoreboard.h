@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 namespace connector::metrics {
@@ -72,6 +73,26 @@ struct ProcessSlot {
   SnapshotLoads snapshots;
 };
 
+// Database servers with figures on the scoreboard; a worker that reads more has the rest's
+// state in its processes only.
+inline constexpr std::size_t kMaxServerSlots = 16;
+
+// One database server a worker reads (db_replicas, then the primary), found by the key of its
+// address (server_key). Its processes' probers measure it every second
+// (db/server_prober.h) and agree on its rotation here, so a change is decided, and logged,
+// once for the pool.
+struct ServerSlot {
+  std::atomic<std::uint64_t> key{0};  // server_key(address); 0: a free slot
+  std::atomic<std::uint32_t> in_rotation{1};
+  // A replica's lag; the primary's own heartbeat's age (its event is running while this stays
+  // under a second or two). -1: not known.
+  std::atomic<std::int64_t> lag_ms{-1};
+  std::atomic<std::int64_t> measured_unix_ms{0};  // when lag_ms was measured; 0: never
+};
+
+// The slot key of a server's address (endpoint.describe()): never 0.
+std::uint64_t server_key(std::string_view address);
+
 struct Scoreboard {
   std::atomic<std::int64_t> start_time_unix{0};
   std::atomic<std::uint64_t> accepted{0};
@@ -103,12 +124,20 @@ struct Scoreboard {
   std::array<std::atomic<std::uint64_t>, kEndpointSlots> latency_sum_us{};
 
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
+  std::array<ServerSlot, kMaxServerSlots> servers{};
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;
   std::uint32_t pending_requests() const;
   std::uint32_t total_threads() const;
   std::uint32_t live_processes() const;
+
+  // The slot of a server: its own, or a free one it takes now; nullptr when all are taken.
+  ServerSlot* server_slot(std::uint64_t key);
+  // The slot of a server, if it has one.
+  const ServerSlot* find_server(std::uint64_t key) const;
+  // Frees the slots of servers not in `keys` (the master, after a reload changed the servers).
+  void release_servers_except(std::span<const std::uint64_t> keys);
 
   // One finished request: counts, histogram, slow count.
   void record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow);

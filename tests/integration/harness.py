@@ -551,6 +551,18 @@ class Stack:
         the rows as lists of strings (NULL comes back as "NULL")."""
         return self._admin_sql(self.db_socket, statement)
 
+    def copy_history_row(self, source_id, new_id, new_hash, replica_only=False):
+        """Inserts a copy of history row source_id under a new id and hash, on the primary (and
+        so, once replicated, everywhere), or with replica_only on the replica alone (the admin
+        account may write there despite read_only): a row that shows which server a read
+        used."""
+        statement = (f"CREATE TEMPORARY TABLE copy AS SELECT * FROM history WHERE id = {source_id}; "
+                     f"UPDATE copy SET id = {new_id}, hash = '{new_hash}'; "
+                     "INSERT INTO history SELECT * FROM copy; DROP TEMPORARY TABLE copy")
+        if replica_only:
+            return self.replica_sql("SET SESSION sql_log_bin = 0; " + statement)
+        return self.sql(statement)
+
     def replica_sql(self, statement):
         """sql() on the replica."""
         self._require_replica()
@@ -721,6 +733,20 @@ def nginx_access_line(prefix, request_id):
 def upstream_status(prefix, request_id):
     """The worker's status for a request as nginx logged it; "-" when it never reached it."""
     return re.search(r" upstream=([^/]*)/", nginx_access_line(prefix, request_id)).group(1)
+
+
+def prometheus(text):
+    """Parses Prometheus text: {(name, frozenset(labels)): value}; fails on a malformed line."""
+    samples = {}
+    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (-?[0-9.e+]+|\+Inf)$')
+    for line in text.splitlines():
+        if line.startswith("# HELP ") or line.startswith("# TYPE "):
+            continue
+        m = line_re.match(line)
+        assert m, f"not Prometheus text: {line!r}"
+        labels = frozenset(re.findall(r'([a-z_]+)="([^"]*)"', m.group(3) or ""))
+        samples[(m.group(1), labels)] = float(m.group(4))
+    return samples
 
 
 def wait_for(predicate, seconds=15, step=0.1):

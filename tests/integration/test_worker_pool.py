@@ -5,7 +5,6 @@ enforced in the database, health, readiness, metrics, status, access and slow lo
 import json
 import os
 import pwd
-import re
 import signal
 import subprocess
 import threading
@@ -13,7 +12,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack, wait_for
+from harness import Stack, prometheus, wait_for
 
 fixture = Fixture()
 PROCESSES, THREADS = 2, 3
@@ -34,20 +33,6 @@ def hold_history_lock(stack, seconds):
             return process
         time.sleep(0.05)
     raise AssertionError("the lock session did not start")
-
-
-def prometheus(text):
-    """Parses Prometheus text: {(name, frozenset(labels)): value}; fails on a malformed line."""
-    samples = {}
-    line_re = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (-?[0-9.e+]+|\+Inf)$')
-    for line in text.splitlines():
-        if line.startswith("# HELP ") or line.startswith("# TYPE "):
-            continue
-        m = line_re.match(line)
-        assert m, f"not Prometheus text: {line!r}"
-        labels = frozenset(re.findall(r'([a-z_]+)="([^"]*)"', m.group(3) or ""))
-        samples[(m.group(1), labels)] = float(m.group(4))
-    return samples
 
 
 class WorkerPool(unittest.TestCase):

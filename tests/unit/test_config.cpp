@@ -83,7 +83,8 @@ const char* const kAllKeysFile =
     "db_replicas = unix:/run/replica.sock, replica2:3308\n"
     "db_write_user = writer\n"
     "db_write_password = w-secret\n"
-    "db_failback_s = 45\n";
+    "db_failback_s = 45\n"
+    "db_replica_max_lag_s = 4\n";
 
 }  // namespace
 
@@ -135,6 +136,7 @@ BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
   BOOST_TEST(c.db.write_user == "writer");
   BOOST_TEST(c.db.write_password == "w-secret");
   BOOST_TEST(c.db.failback_s == 45u);
+  BOOST_TEST(c.db.replica_max_lag_s == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(the_key_table_covers_the_file_the_environment_and_describe) {
@@ -203,6 +205,7 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_DB_WRITE_USER",
       "CONNECTOR_DB_WRITE_PASSWORD",
       "CONNECTOR_DB_FAILBACK_S",
+      "CONNECTOR_DB_REPLICA_MAX_LAG_S",
   };
   BOOST_TEST(env.asked() == expected, boost::test_tools::per_element());
 }
@@ -375,7 +378,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "db_socket=/run/mysqld/mysqld.sock db_host=db.internal db_port=3307 "
              "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
              "db_password=(set) db_write_user=writer db_write_password=(set) "
-             "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=45");
+             "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=45 "
+             "db_replica_max_lag_s=4");
   BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(
       describe(parse("")) ==
@@ -386,7 +390,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
       "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
       "db_replicas=(none) db_name=connector db_user=connector "
       "db_password=(empty) db_write_user=connector db_write_password=(empty) "
-      "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30");
+      "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30 "
+      "db_replica_max_lag_s=10");
 }
 
 BOOST_AUTO_TEST_CASE(hash_inside_a_value_is_kept_but_hash_after_space_is_a_comment) {

@@ -261,7 +261,7 @@ BOOST_AUTO_TEST_CASE(chain_supply) {
 BOOST_AUTO_TEST_CASE(readyz) {
   const auto response = router.handle({"GET", "/readyz", "", {}, "rid-1"});
   BOOST_TEST(response.status == 200);
-  BOOST_TEST(std::string(response.body) == R"({"status":"ready"})");
+  BOOST_TEST(std::string(response.body) == R"({"status":"ready","servers":[]})");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
