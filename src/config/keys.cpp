@@ -245,8 +245,8 @@ const Key kKeys[] = {
      .group = kDatabase,
      .reload = "yes",
      .brief = "a replica whose replication lag (the heartbeat of sql/migrations/0005) passes "
-              "this is out of rotation, and back in once within half of it; 0 never takes one "
-              "out"},
+              "this is out of rotation, and back in once within half of it; 0 turns the check "
+              "off"},
 };
 
 // A switch: yes or no (as systemd and nginx spell them; on/off and true/false too).

@@ -27,7 +27,7 @@ std::string seconds_text(std::int64_t ms) {
 ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreakers& breakers,
                                      metrics::Scoreboard& board)
     : config_(config), board_(board) {
-  if (config.db.replicas.empty()) return;
+  if (config.db.replicas.empty() || config.db.replica_max_lag_s == 0) return;  // nothing to bound
   // A second per server and statement: a hung server holds this thread for that long only.
   auto options = connection_options(config.db, /*statement_timeout_ms=*/1000);
   options.connect_timeout_s = 1;

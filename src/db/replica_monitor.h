@@ -33,7 +33,8 @@ class ReplicaLagMonitor {
   ReplicaLagMonitor(const ReplicaLagMonitor&) = delete;
   ReplicaLagMonitor& operator=(const ReplicaLagMonitor&) = delete;
 
-  // Measures once, then every second in its thread; nothing without replicas.
+  // Measures once, then every second in its thread; nothing without replicas or with
+  // db_replica_max_lag_s 0.
   void start();
   void stop() { loop_.stop(); }
 

@@ -141,9 +141,12 @@ void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_
     sample(out, "connector_db_server_in_rotation", "server=\"" + label_value(server) + "\"",
            in ? 1 : 0);
   }
-  header(out, "connector_db_replica_lag_seconds", "gauge",
-         "How far a replica's applied data is behind the primary (replication heartbeat).");
-  for (const auto& server : servers.first(servers.size() - 1)) {
+  const auto replicas = servers.first(servers.size() - 1);
+  if (!replicas.empty()) {
+    header(out, "connector_db_replica_lag_seconds", "gauge",
+           "How far a replica's applied data is behind the primary (replication heartbeat).");
+  }
+  for (const auto& server : replicas) {
     const auto* slot = b.find_server(server_key(server));
     if (!fresh(slot)) continue;
     put(out, "connector_db_replica_lag_seconds{server=\"" + label_value(server) + "\"} " +

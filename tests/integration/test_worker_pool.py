@@ -60,7 +60,10 @@ class WorkerPool(unittest.TestCase):
         r = s.get("/healthz")
         self.assertEqual((r.status, r.json()), (200, {"status": "ok"}))
         self.assertEqual(r.headers["Cache-Control"], "no-store")
-        self.assertEqual(s.get("/readyz").json(), {"status": "ready"})
+        # Without replicas the primary is the only server, and not measured (no lag to bound).
+        self.assertEqual(s.get("/readyz").json(), {"status": "ready", "servers": [
+            {"server": f"unix:{s.db_socket}", "role": "primary", "in_rotation": True,
+             "heartbeat_age_seconds": None, "measured_unix_ms": 0}]})
         s.stop_mariadb()
         try:
             down = s.get("/readyz")
