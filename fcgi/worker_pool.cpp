@@ -293,7 +293,7 @@ void WorkerPool::serve(unsigned slot) {
                       db::connection_options(config_.db, budget_ms));
   db::MariaDbHistoryStore history(reader);
   db::NewRowBudget new_rows(config_.worker.new_accounts_per_minute, db::new_row_window());
-  db::MariaDbDepositAccountStore accounts(writer, new_rows);
+  db::MariaDbDepositAccountStore accounts(reader, writer, new_rows);
   db::MariaDbReadinessCheck readiness(reader);
   api::Router router({history, accounts, readiness, reference_, supply_, read_servers_});
   auto& board = metrics::scoreboard();

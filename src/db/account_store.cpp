@@ -39,9 +39,24 @@ bool insert(Database& db, const DepositAccount& account) {
   }
 }
 
+// True when the reader shows this very mapping; false when it does not, or cannot tell now
+// (the writer, the authority, decides then).
+bool shown_recorded(Database& reader, const DepositAccount& account) {
+  try {
+    return reader.run([&](Database& session) { return binding(session, account); }) ==
+           Binding::kThisRecipient;
+  } catch (const DatabaseUnavailable&) {
+    return false;
+  } catch (const DatabaseError&) {
+    return false;
+  }
+}
+
 }  // namespace
 
-void record_deposit_account(Database& db, NewRowBudget& budget, const DepositAccount& account) {
+void record_deposit_account(Database& reader, Database& db, NewRowBudget& budget,
+                            const DepositAccount& account) {
+  if (shown_recorded(reader, account)) return;
   Binding result = db.run([&](Database& session) { return binding(session, account); });
   if (result == Binding::kAbsent) {
     // Taken once per request that needs a row, outside the work run() may repeat after a lost

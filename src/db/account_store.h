@@ -22,6 +22,11 @@ struct DepositAccount {
 // address is bound to another recipient, and DatabaseError/DatabaseUnavailable when the write
 // fails: the caller answers 503 and shows no address. A row that is not there yet takes one of
 // budget's; past the cap NewRowCapReached is thrown and nothing is written.
-void record_deposit_account(Database& db, NewRowBudget& budget, const DepositAccount& account);
+//
+// A mapping already recorded is proven from `reader` first (a replica, or the primary): a row
+// a replica holds came from the primary, so it is recorded there, and a recorded recipient is
+// answered while the primary is away. Only a mapping the reader does not show goes to `writer`.
+void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,
+                            const DepositAccount& account);
 
 }  // namespace connector::db

@@ -53,18 +53,19 @@ class MariaDbHistoryStore final : public HistoryStore {
 
 class MariaDbDepositAccountStore final : public DepositAccountStore {
  public:
-  MariaDbDepositAccountStore(Database& writer, NewRowBudget& budget)
-      : writer_(writer), budget_(budget) {}
+  MariaDbDepositAccountStore(Database& reader, Database& writer, NewRowBudget& budget)
+      : reader_(reader), writer_(writer), budget_(budget) {}
   // Throws NewRowCapReached past the cap, DatabaseUnavailable on any other failure.
   void record(const DepositAccount& account) override {
     try {
-      record_deposit_account(writer_, budget_, account);
+      record_deposit_account(reader_, writer_, budget_, account);
     } catch (const DatabaseError& e) {  // any failure to record it is a 503, whatever the cause
       throw DatabaseUnavailable(std::string("deposit address not recorded: ") + e.what());
     }
   }
 
  private:
+  Database& reader_;
   Database& writer_;
   NewRowBudget& budget_;
 };

@@ -1,7 +1,8 @@
-"""Our load client for the fault and soak tests: N concurrent HTTP/1.1 keep-alive connections to
-nginx on 127.0.0.1, a rotation of targets over the seven endpoints, and every response checked
-and recorded: when it was sent and answered, the target, the status, whether the body is JSON of
-the shape expected for that endpoint and status, Retry-After, the error code and nginx's
+"""Our load client for the fault, soak and fleet tests: N concurrent HTTP/1.1 keep-alive
+connections to nginx (on 127.0.0.1, or a fleet's address, from chosen source addresses), a
+rotation of targets over the seven endpoints, and every response checked and recorded: when it
+was sent and answered, the target, the status, whether the body is JSON of the shape expected
+for that endpoint and status, Retry-After, the error code and nginx's
 X-Cache-Status. Standard library only: asyncio, in a thread of its own, so that a test can
 inject a fault while the load runs.
 
@@ -209,8 +210,15 @@ class Load:
     """Closed-loop load: each connection sends its next request when the previous one is
     answered. keep_records=False keeps counters only (for long soaks)."""
 
-    def __init__(self, port, targets, connections=16, timeout=30.0, keep_records=True):
+    def __init__(self, port, targets, connections=16, timeout=30.0, keep_records=True,
+                 host="127.0.0.1", sources=(), interval=0.0):
+        """host: where to connect (a fleet's node or front); sources: loopback addresses the
+        connections send from, in turn (so a fleet's per-client limits see several clients);
+        interval: the least time between two requests of one connection (0: none)."""
         self.port = port
+        self.host = host
+        self.sources = list(sources)
+        self.interval = interval
         self.targets = list(targets)
         self.connections = connections
         self.timeout = timeout
@@ -297,21 +305,22 @@ class Load:
             self._crash = e
 
     async def _main(self):
-        await asyncio.gather(*(self._connection() for _ in range(self.connections)))
+        await asyncio.gather(*(self._connection(i) for i in range(self.connections)))
 
-    async def _connection(self):
+    async def _connection(self, index):
         streams = None
+        source = self.sources[index % len(self.sources)] if self.sources else None
         while not self._stopping:
             target = next(self._rotation)
             path = target.render(next(_unique_numbers))
-            request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\n"
+            request = (f"GET {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
                        f"User-Agent: connector-load-client\r\n\r\n").encode("latin-1")
             record = Record(time.monotonic(), path, target.endpoint)
             self.sent += 1
             self.in_flight += 1
             try:
-                streams = await asyncio.wait_for(self._exchange(streams, request, record),
-                                                 self.timeout)
+                streams = await asyncio.wait_for(
+                    self._exchange(streams, request, record, source), self.timeout)
             except asyncio.TimeoutError:
                 record.error = f"no answer within {self.timeout:g} s"
                 streams = self._close(streams)
@@ -323,15 +332,18 @@ class Load:
                 self.in_flight -= 1
             record.finished = time.monotonic()
             self._count(record)
+            if self.interval > 0:
+                await asyncio.sleep(max(0.0, record.started + self.interval - time.monotonic()))
         self._close(streams)
 
-    async def _exchange(self, streams, request, record):
+    async def _exchange(self, streams, request, record, source=None):
         """Sends one request and reads its answer, on the kept connection if there is one;
         returns the connection to keep (None when the answer closed it)."""
         for attempt in range(2):
             fresh = streams is None
             if fresh:
-                streams = await asyncio.open_connection("127.0.0.1", self.port)
+                streams = await asyncio.open_connection(
+                    self.host, self.port, local_addr=(source, 0) if source else None)
             reader, writer = streams
             try:
                 writer.write(request)

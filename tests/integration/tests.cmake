@@ -4,13 +4,15 @@
 #
 # Only in the plain (not sanitized) build, so that each runs once and with release timings:
 #   integration.test_faults, integration.test_soak  faults and a short soak under load
+#   integration.test_cache_bounds                    nginx's cache under a flood
+#   integration.test_fleet                           a fleet of three nodes (scripts/fleet)
 #   integration.memcheck                             a set of the tests above with the worker
 #                                                    under valgrind's memcheck (memcheck.py)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 set(CONNECTOR_INTEGRATION_ENV
     "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
-set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds)
+set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
 
 file(GLOB CONNECTOR_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.py)
 foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)

@@ -115,7 +115,7 @@ struct RouterFixture {
   db::Database database{db::read_targets({}), db::connection_options({})};
   db::MariaDbHistoryStore history{database};
   db::NewRowBudget new_rows{0, db::new_row_window()};
-  db::MariaDbDepositAccountStore accounts{database, new_rows};
+  db::MariaDbDepositAccountStore accounts{database, database, new_rows};
   db::MariaDbReadinessCheck readiness{database};
   db::ReferenceCache cache{std::chrono::milliseconds(1000)};
   db::SupplyCache supply{std::chrono::milliseconds(1000)};
@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   db::Database database(db::read_targets(settings), db::connection_options(settings));
   db::MariaDbHistoryStore history(database);
   db::NewRowBudget new_rows(0, db::new_row_window());
-  db::MariaDbDepositAccountStore accounts(database, new_rows);
+  db::MariaDbDepositAccountStore accounts(database, database, new_rows);
   db::MariaDbReadinessCheck readiness(database);
   db::ReferenceCache cache(std::chrono::milliseconds(1000));
   db::SupplyCache supply(std::chrono::milliseconds(1000));

@@ -1,0 +1,457 @@
+"""A fleet on this machine (scripts/fleet): a primary MariaDB, three nodes on 127.0.0.11-13, each
+with its own replica, worker pool and nginx (cache and per-client limits on, realip from the
+front), and the front nginx on 127.0.0.1 rendered from nginx/connector-balancer.conf.example.
+Clients of the front send from addresses of their own (127.0.0.100 and up), as the clients of a
+real balancer do.
+
+What a fleet must do (issue 23): every node gives the same bytes and ETags; a node killed or
+restarted under load costs no client request; a lagging replica is passed over within
+db_replica_max_lag_s (4 s here) plus a probe interval; losing the primary leaves reads working;
+the per-client limits count clients, not the balancer."""
+
+import concurrent.futures
+import http.client
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import uuid
+from pathlib import Path
+
+from harness import BUILD_DIR, REPO, prometheus, wait_for
+from load_client import ACCOUNT_QUERY, Load, Target
+
+MAX_LAG_S = 4
+# The bound on a lagging replica's staleness is MAX_LAG_S plus one probe interval; a loaded
+# machine gets a few seconds more before the test calls it a failure.
+SHOWN_WITHIN_S = MAX_LAG_S + 1 + 5
+NODES = 3
+# Thirteen client addresses, one per connection of the load: 13 is prime to the rotation's 9
+# targets, so every connection sends each endpoint in turn, /v1/account one request in nine.
+CLIENTS = [f"127.0.0.{100 + i}" for i in range(13)]
+
+fleet = None
+
+
+def setUpModule():
+    global fleet
+    fleet = Fleet()
+
+
+def tearDownModule():
+    fleet.stop()
+
+
+def free_port_pair():
+    """A port p free on 127.0.0.1 (the front) and on the nodes' addresses, with p + 1 free
+    (the primary)."""
+    for _ in range(50):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port >= 65534:
+            continue
+        try:
+            for address, p in [("127.0.0.1", port + 1)] + [(f"127.0.0.{10 + k}", port)
+                                                          for k in range(1, NODES + 1)]:
+                with socket.socket() as s:
+                    s.bind((address, p))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair")
+
+
+class Fleet:
+    def __init__(self):
+        self.dir = Path(tempfile.mkdtemp(prefix="connector-fleet-"))
+        self.port = free_port_pair()
+        env = {**os.environ, "CONNECTOR_BUILD_DIR": str(BUILD_DIR),
+               "CONNECTOR_FLEET_WORKER_CONF": f"db_replica_max_lag_s = {MAX_LAG_S}"}
+        self.log = open(self.dir / "fleet.log", "wb")
+        self.process = subprocess.Popen(
+            [str(REPO / "scripts" / "fleet"), "--port", str(self.port), "--nodes", str(NODES),
+             "--state", str(self.dir / "state")], stdin=subprocess.DEVNULL, stdout=self.log,
+            stderr=subprocess.STDOUT, env=env)
+        state_file = self.dir / "state" / "state.json"
+        deadline = time.monotonic() + 240
+        while not state_file.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("scripts/fleet did not start:\n" + self.log_text()[-3000:])
+            time.sleep(0.2)
+        self.state = json.loads(state_file.read_text())
+        self.nodes = self.state["nodes"]
+
+    def log_text(self):
+        return (self.dir / "fleet.log").read_text(errors="replace")
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(120)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+    # --- MariaDB ---------------------------------------------------------------------------
+
+    @staticmethod
+    def sql_on(sock, statement):
+        result = subprocess.run(
+            ["mariadb", "--no-defaults", f"--socket={sock}", "-u", "root" if os.getuid() == 0
+             else os.environ.get("USER", ""), "-N", "-B", "connector", "-e", statement],
+            capture_output=True, text=True, timeout=60, check=True)
+        return [line.split("\t") for line in result.stdout.splitlines()]
+
+    def sql(self, statement):
+        return self.sql_on(self.state["primary"]["socket"], statement)
+
+    def replica_sql(self, node, statement):
+        return self.sql_on(node["replica_socket"], statement)
+
+    def wait_replicas_caught_up(self, nodes=None, timeout=30):
+        position = self.sql("SELECT @@gtid_binlog_pos")[0][0]
+        for node in nodes or self.nodes:
+            reached = self.replica_sql(node, f"SELECT MASTER_GTID_WAIT('{position}', {timeout})")
+            assert reached == [["0"]], f"{node['name']}'s replica did not catch up: {reached}"
+
+    def new_record(self, replica_only_on=None):
+        """A copy of the newest record under a new id and hash, on the primary (or on one
+        node's replica only); returns its hash."""
+        new_hash = secrets.token_hex(32)
+        statement = ("CREATE TEMPORARY TABLE copy AS SELECT * FROM history ORDER BY id DESC "
+                     "LIMIT 1; UPDATE copy SET id = id + 1, hash = '" + new_hash + "'; "
+                     "INSERT INTO history SELECT * FROM copy; DROP TEMPORARY TABLE copy")
+        if replica_only_on is not None:
+            self.replica_sql(replica_only_on, "SET SESSION sql_log_bin = 0; " + statement)
+        else:
+            self.sql(statement)
+        return new_hash
+
+    # --- the nodes' parts --------------------------------------------------------------------
+
+    def node_pids(self, node):
+        worker = int((Path(node["dir"]) / "worker.pid").read_text())
+        nginx = int((Path(node["dir"]) / "nginx" / "nginx.pid").read_text())
+        return worker, nginx
+
+    def kill_node(self, node):
+        """SIGKILL to the node's nginx and its workers, every process of each (nginx first: a
+        node whose nginx is gone refuses connections, which the front passes over)."""
+        worker, nginx = self.node_pids(node)
+        os.killpg(nginx, signal.SIGKILL)
+        os.killpg(worker, signal.SIGKILL)
+        wait_for(lambda: not alive(nginx) and not alive(worker), seconds=10)
+
+    def stop_node_gracefully(self, node):
+        """What an operator's rolling upgrade does on a node: nginx stops taking connections and
+        finishes those in flight (nginx -s quit), then the workers drain and stop (SIGTERM)."""
+        worker, nginx = self.node_pids(node)
+        subprocess.run(["nginx", "-s", "quit", "-p", f"{node['dir']}/nginx", "-c",
+                        f"{node['dir']}/nginx/nginx.conf"], check=True, capture_output=True)
+        wait_for(lambda: not alive(nginx), seconds=30)
+        os.kill(worker, signal.SIGTERM)
+        wait_for(lambda: not alive(worker), seconds=60)
+
+    def wait_front_traffic(self, node, seconds=20):
+        """Waits until the node's nginx logs a request of one of the load's clients again."""
+        log = Path(node["dir"]) / "nginx" / "access.log"
+        start = log.stat().st_size if log.exists() else 0
+
+        def served_a_client():
+            with open(log, "rb") as f:
+                f.seek(start)
+                return any(line.split(b" ", 1)[0].decode() in CLIENTS for line in f)
+        wait_for(served_a_client, seconds=seconds, step=0.2)
+
+    def start_node(self, node):
+        for script in ("start-worker", "start-nginx"):
+            subprocess.run([f"{node['dir']}/{script}"], check=True, capture_output=True,
+                           timeout=60)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (not yet reaped by its parent) is gone for this purpose.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def get(url, path, headers=None, source=None):
+    """One GET; returns (status, headers, body)."""
+    host, port = url.removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=30,
+                                            source_address=(source, 0) if source else None)
+    try:
+        connection.request("GET", path, headers=headers or {})
+        response = connection.getresponse()
+        return response.status, response.headers, response.read()
+    finally:
+        connection.close()
+
+
+def new_recipient():
+    """A recipient never asked for, in lower case (any case is valid on a UNITIoT chain)."""
+    return "0x" + secrets.token_hex(20)
+
+
+def unique(path):
+    """A target no cache has seen (the worker ignores the extra parameter)."""
+    return f"{path}{'&' if '?' in path else '?'}nocache={uuid.uuid4().hex}"
+
+
+def sample_targets():
+    """Canonical targets over the seven endpoints, with hashes of the fleet's sample data."""
+    status, _, body = get(fleet.state["front"], "/v1/history?page_size=3", source=CLIENTS[0])
+    assert status == 200, body
+    hashes = [record["hash"] for record in json.loads(body)["list"]]
+    return ["/v1/networks", "/v1/connects", "/v1/pairs", "/v1/history?page_size=5",
+            "/v1/history?page_size=2&status=Confirmed&order=ASC", f"/v1/history/hash?hash={hashes[0]}",
+            f"/v1/history/hash?hash={hashes[1]}", "/v1/ab", f"/v1/account?{ACCOUNT_QUERY}"]
+
+
+def load_through_front(connections=len(CLIENTS)):
+    """Load on the front from thirteen client addresses, each connection at most 12 requests a
+    second (under every node's per-client limits: 20 r/s, and 2 r/s for /v1/account)."""
+    targets = [Target(path, unique=(i % 2 == 0)) for i, path in enumerate(sample_targets())]
+    return Load(fleet.port, targets, connections=connections, sources=CLIENTS,
+                interval=1 / 12, timeout=20)
+
+
+def failures(load):
+    return [r for r in load.records if not r.ok]
+
+
+class Consistency(unittest.TestCase):
+    def answers(self, path):
+        """(status, ETag, body) of every node for path."""
+        out = []
+        for node in fleet.nodes:
+            status, headers, body = get(node["url"], path)
+            out.append((status, headers.get("ETag"), body))
+        return out
+
+    def assert_identical(self, path):
+        answers = self.answers(path)
+        self.assertEqual(answers[0][0], 200, (path, answers[0][2][:200]))
+        self.assertIsNotNone(answers[0][1], path)
+        for node, answer in zip(fleet.nodes[1:], answers[1:]):
+            self.assertEqual(answer, answers[0], f"{path}: {node['name']} differs from node1")
+        return answers[0]
+
+    def test_every_node_gives_the_same_bytes_and_etag_before_and_after_new_records(self):
+        fleet.wait_replicas_caught_up()
+        for path in sample_targets():
+            with self.subTest(path=path):
+                _, etag, _ = self.assert_identical(path)
+                # A client whose next request lands on another node still gets its 304.
+                for node in fleet.nodes[1:]:
+                    status, headers, body = get(node["url"], path, {"If-None-Match": etag})
+                    self.assertEqual((status, body, headers.get("ETag")), (304, b"", etag),
+                                     f"{path} on {node['name']}")
+
+        new_hashes = [fleet.new_record() for _ in range(3)]
+        fleet.wait_replicas_caught_up()
+        page = "/v1/history?page_size=5"
+        # Every node shows the new records once its cache entry (2 s for a page) has expired,
+        # and all agree byte for byte.
+        def agreed_with_new_records():
+            answers = self.answers(page)
+            return (all(a == answers[0] for a in answers) and answers[0][0] == 200 and
+                    all(h.encode() in answers[0][2] for h in new_hashes))
+        wait_for(agreed_with_new_records, seconds=15, step=0.5)
+        for path in [page] + [f"/v1/history/hash?hash={h}" for h in new_hashes]:
+            with self.subTest(path=path):
+                self.assert_identical(unique(path))
+
+    def test_the_same_new_recipient_asked_of_two_nodes_at_once_is_one_row(self):
+        recipient = new_recipient()
+        path = (f"/v1/account?recipient_address={recipient}&recipient_blockchain=unitiot"
+                "&deposit_blockchain=unitcore")
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda node: get(node["url"], path),
+                                    [fleet.nodes[0], fleet.nodes[1]] * 2))
+        self.assertEqual([a[0] for a in answers], [200] * 4, [a[2][:200] for a in answers])
+        addresses = {json.loads(a[2])["deposit_address"] for a in answers}
+        self.assertEqual(len(addresses), 1, addresses)
+        rows = fleet.sql("SELECT COUNT(*) FROM deposit_accounts WHERE "
+                         f"recipient_address = '{recipient}'")
+        self.assertEqual(rows, [["1"]])
+
+
+class NodeFailures(unittest.TestCase):
+    def test_a_node_killed_under_load_costs_no_request_and_serves_again_once_restarted(self):
+        node = fleet.nodes[0]
+        load = load_through_front()
+        with load:
+            time.sleep(2)
+            fleet.kill_node(node)
+            time.sleep(4)
+            fleet.start_node(node)
+            time.sleep(2)
+        self.assertGreater(load.sent, 200)
+        self.assertEqual(failures(load), [], load.summary())
+        for path in ("/v1/networks", unique("/v1/history?page_size=2")):
+            self.assertEqual(get(node["url"], path)[0], 200, path)
+
+    def test_a_rolling_restart_under_load_costs_no_request(self):
+        load = load_through_front()
+        with load:
+            time.sleep(1)
+            for node in fleet.nodes:
+                fleet.stop_node_gracefully(node)
+                fleet.start_node(node)
+                # As an operator does: the next node only once the front sends this one
+                # clients' requests again (after its fail_timeout, 5 s), else a second node out
+                # at once would leave the front one node, then none.
+                fleet.wait_front_traffic(node)
+            time.sleep(1)
+        self.assertGreater(load.sent, 200)
+        self.assertEqual(failures(load), [], load.summary())
+
+
+def replica_state(node):
+    status, _, body = get(node["url"], "/status")
+    assert status == 200, body
+    return next(s for s in json.loads(body)["db_servers"] if s["role"] == "replica")
+
+
+def found(node, record_hash):
+    status = get(node["url"], unique(f"/v1/history/hash?hash={record_hash}"))[0]
+    assert status in (200, 404), status
+    return status == 200
+
+
+class ReplicaLag(unittest.TestCase):
+    def tearDown(self):
+        for node in fleet.nodes:
+            fleet.replica_sql(node, "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 0; START SLAVE")
+        fleet.wait_replicas_caught_up()
+        for node in fleet.nodes:
+            wait_for(lambda: replica_state(node)["in_rotation"], seconds=3 * MAX_LAG_S)
+
+    def test_a_stopped_replica_is_passed_over_within_the_bound_and_taken_back(self):
+        node, other = fleet.nodes[0], fleet.nodes[1]
+        existing = fleet.new_record()
+        fleet.wait_replicas_caught_up()
+        fleet.replica_sql(node, "STOP SLAVE SQL_THREAD")
+        record = fleet.new_record()
+        fleet.sql(f"UPDATE history SET status = 'Error' WHERE hash = '{existing}'")
+        changed_at = time.monotonic()
+        wait_for(lambda: found(node, record), seconds=SHOWN_WITHIN_S, step=0.2)
+        shown_after = time.monotonic() - changed_at
+        status, _, body = get(node["url"], unique(f"/v1/history/hash?hash={existing}"))
+        self.assertEqual((status, json.loads(body)["status"]), (200, "Error"))
+        print(f"\nfleet: a stopped replica's node showed a new record after {shown_after:.1f} s "
+              f"(db_replica_max_lag_s {MAX_LAG_S})", flush=True)
+        state = replica_state(node)
+        self.assertFalse(state["in_rotation"])
+        self.assertGreater(state["lag_seconds"], MAX_LAG_S)
+        metrics = prometheus(get(node["url"], "/metrics")[2].decode())
+        self.assertEqual(metrics[("connector_db_server_in_rotation",
+                                  frozenset({("server", f"unix:{node['replica_socket']}")}))], 0)
+        # The other nodes' replicas are current: they stay in rotation.
+        self.assertTrue(replica_state(other)["in_rotation"])
+
+        fleet.replica_sql(node, "START SLAVE SQL_THREAD")
+        fleet.wait_replicas_caught_up([node])
+        wait_for(lambda: replica_state(node)["in_rotation"], seconds=3 * MAX_LAG_S)
+        # Reads are back on the replica: a row only it has is found.
+        only_there = fleet.new_record(replica_only_on=node)
+        wait_for(lambda: found(node, only_there), seconds=5)
+
+    def test_a_delayed_replica_is_out_while_behind(self):
+        node = fleet.nodes[1]
+        fleet.replica_sql(node, "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = 60; START SLAVE")
+        wait_for(lambda: not replica_state(node)["in_rotation"], seconds=SHOWN_WITHIN_S)
+        self.assertGreater(replica_state(node)["lag_seconds"], MAX_LAG_S)
+        self.assertTrue(found(node, fleet.new_record()))
+
+
+class PrimaryLost(unittest.TestCase):
+    def test_reads_answer_from_the_replicas_and_new_recipients_recover_with_the_primary(self):
+        recorded = json.loads(get(fleet.nodes[0]["url"], f"/v1/account?{ACCOUNT_QUERY}")[2])
+        fleet.wait_replicas_caught_up()
+        primary_dir = Path(fleet.state["primary"]["socket"]).parent
+        subprocess.run([str(REPO / "scripts" / "mariadb-stop"), str(primary_dir)], check=True,
+                       capture_output=True, timeout=120)
+        try:
+            new_path = (f"/v1/account?recipient_address={new_recipient()}"
+                        "&recipient_blockchain=unitiot&deposit_blockchain=unitcore")
+            for node in fleet.nodes:
+                for path in sample_targets_from(node):
+                    with self.subTest(node=node["name"], path=path):
+                        status, _, body = get(node["url"], unique(path))
+                        self.assertEqual(status, 200, body[:300])
+                self.assertTrue(replica_state(node)["in_rotation"], node["name"])
+                # A recorded recipient is still answered (from the replica).
+                status, _, body = get(node["url"], unique(f"/v1/account?{ACCOUNT_QUERY}"))
+                self.assertEqual((status, json.loads(body)), (200, recorded))
+                status, headers, body = get(node["url"], new_path)
+                self.assertEqual(status, 503, body[:300])
+                self.assertEqual(json.loads(body)["error"]["code"], "unavailable")
+                self.assertIsNotNone(headers.get("Retry-After"))
+        finally:
+            subprocess.run([str(REPO / "scripts" / "mariadb-start"), str(primary_dir)],
+                           check=True, capture_output=True, timeout=120)
+        for node in fleet.nodes:
+            wait_for(lambda: get(node["url"], new_path)[0] == 200, seconds=30, step=0.5)
+        fleet.wait_replicas_caught_up()
+
+
+def sample_targets_from(node):
+    status, _, body = get(node["url"], unique("/v1/history?page_size=2"))
+    assert status == 200, body
+    record_hash = json.loads(body)["list"][0]["hash"]
+    return ["/v1/networks", "/v1/connects", "/v1/pairs", "/v1/history?page_size=5",
+            f"/v1/history/hash?hash={record_hash}", "/v1/ab"]
+
+
+class ClientLimits(unittest.TestCase):
+    def test_limits_count_clients_behind_the_balancer_and_cannot_be_forged(self):
+        heavy, light, direct = "127.0.0.200", "127.0.0.201", "127.0.0.202"
+        front = fleet.state["front"]
+        # The heavy client sends far past 20 r/s + a burst of 40 on every node at once.
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            heavy_statuses = list(pool.map(
+                lambda _: get(front, "/v1/networks", source=heavy)[0], range(300)))
+        self.assertIn(429, heavy_statuses)
+        self.assertEqual(set(heavy_statuses), {200, 429})
+        # Another client at the same moment is not limited, even when it claims the heavy
+        # client's address, or any other, in X-Forwarded-For.
+        light_statuses = [get(front, "/v1/networks",
+                              {"X-Forwarded-For": forged} if forged else {}, light)[0]
+                          for forged in (None, heavy, "10.1.2.3", f"{heavy}, {light}")
+                          for _ in range(5)]
+        self.assertEqual(light_statuses, [200] * 20)
+        # A client that reaches a node directly cannot pose as another either: the node takes
+        # X-Forwarded-For from the front's address only.
+        node = fleet.nodes[0]
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            direct_statuses = list(pool.map(
+                lambda _: get(node["url"], "/v1/networks", {"X-Forwarded-For": light},
+                              direct)[0], range(120)))
+        self.assertIn(429, direct_statuses)
+        self.assertEqual([get(front, "/v1/networks", source=light)[0] for _ in range(5)],
+                         [200] * 5)
+        # The nodes' logs name the client, not the front.
+        log = (Path(node["dir"]) / "nginx" / "access.log").read_text()
+        self.assertIn(f"\n{light} [", "\n" + log)
+        self.assertIn(f"\n{direct} [", "\n" + log)
+
+
+if __name__ == "__main__":
+    unittest.main()
