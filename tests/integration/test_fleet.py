@@ -48,17 +48,19 @@ def tearDownModule():
 
 
 def free_port_pair():
-    """A port p free on 127.0.0.1 (the front) and on the nodes' addresses, with p + 1 free
-    (the primary)."""
+    """A port p free on 127.0.0.1 (the front) and on the nodes' addresses, with p + 1 (the
+    primary) and p + 1 + k (node k's replica) free on 127.0.0.1."""
     for _ in range(50):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         if port >= 65534:
             continue
+        if port + 1 + NODES > 65535:
+            continue
         try:
-            for address, p in [("127.0.0.1", port + 1)] + [(f"127.0.0.{10 + k}", port)
-                                                          for k in range(1, NODES + 1)]:
+            for address, p in ([("127.0.0.1", port + 1 + k) for k in range(NODES + 1)] +
+                               [(f"127.0.0.{10 + k}", port) for k in range(1, NODES + 1)]):
                 with socket.socket() as s:
                     s.bind((address, p))
             return port
@@ -451,6 +453,66 @@ class ClientLimits(unittest.TestCase):
         log = (Path(node["dir"]) / "nginx" / "access.log").read_text()
         self.assertIn(f"\n{light} [", "\n" + log)
         self.assertIn(f"\n{direct} [", "\n" + log)
+
+
+class PrimaryReplaced(unittest.TestCase):
+    """Losing the primary for good, and replacing it as docs/operations-fleet.md says: promote
+    the most advanced replica with MariaDB's own statements, point the others and the writers
+    at it, SIGHUP the workers. Runs last: the fleet keeps the new topology."""
+
+    def test_a_promoted_replica_takes_the_writes_and_the_others_follow_it(self):
+        fleet.wait_replicas_caught_up()
+        primary_dir = Path(fleet.state["primary"]["socket"]).parent
+        subprocess.run([str(REPO / "scripts" / "mariadb-stop"), str(primary_dir)], check=True,
+                       capture_output=True, timeout=120)
+        # 1. The most advanced replica (all are equal here: they had caught up).
+        positions = {n["name"]: fleet.replica_sql(n, "SELECT @@gtid_slave_pos")[0][0]
+                     for n in fleet.nodes}
+        self.assertEqual(len(set(positions.values())), 1, positions)
+        new_primary, others = fleet.nodes[0], fleet.nodes[1:]
+        # 2. Promote it.
+        fleet.replica_sql(new_primary, "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0; "
+                                       "ALTER EVENT replication_heartbeat_tick ENABLE")
+        # 3. The other replicas follow it, from the GTID position they have reached.
+        for node in others:
+            fleet.replica_sql(node, "STOP SLAVE; CHANGE MASTER TO MASTER_HOST = '127.0.0.1', "
+                                    f"MASTER_PORT = {new_primary['replica_port']}, "
+                                    "MASTER_USE_GTID = slave_pos; START SLAVE")
+        # 4. The writers (and the last resort for reads) point at it; SIGHUP each worker.
+        old = f"db_port = {fleet.state['primary']['port']}\n"
+        for node in fleet.nodes:
+            config = Path(node["config"])
+            text = config.read_text()
+            self.assertIn(old, text)
+            config.write_text(text.replace(old, f"db_port = {new_primary['replica_port']}\n"))
+            os.kill(fleet.node_pids(node)[0], signal.SIGHUP)
+
+        recipient = new_recipient()
+        path = (f"/v1/account?recipient_address={recipient}&recipient_blockchain=unitiot"
+                "&deposit_blockchain=unitcore")
+        for node in fleet.nodes:
+            wait_for(lambda: get(node["url"], path)[0] == 200, seconds=30, step=0.5)
+        count = f"SELECT COUNT(*) FROM deposit_accounts WHERE recipient_address = '{recipient}'"
+        self.assertEqual(fleet.replica_sql(new_primary, count), [["1"]])
+        # The others replicate from the new primary: the row, and its heartbeat, reach them,
+        # and their nodes keep them in rotation.
+        for node in others:
+            wait_for(lambda: fleet.replica_sql(node, count) == [["1"]], seconds=30)
+        for node in fleet.nodes:
+            wait_for(lambda: replica_state(node)["in_rotation"] and
+                     replica_state(node)["lag_seconds"] is not None and
+                     replica_state(node)["lag_seconds"] <= MAX_LAG_S / 2, seconds=30)
+            status, _, body = get(node["url"], unique("/v1/history?page_size=2"))
+            self.assertEqual(status, 200, body[:200])
+
+
+def load_tests(loader, tests, pattern):
+    """The classes in this order: the replaced primary last."""
+    suite = unittest.TestSuite()
+    for case in (ClientLimits, Consistency, NodeFailures, ReplicaLag, PrimaryLost,
+                 PrimaryReplaced):
+        suite.addTests(loader.loadTestsFromTestCase(case))
+    return suite
 
 
 if __name__ == "__main__":
