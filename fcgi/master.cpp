@@ -105,6 +105,7 @@ bool Master::spawn() {
   process_slot.threads.store(0);
   process_slot.retiring.store(0);
   process_slot.pending_requests.store(0);
+  process_slot.breakers_open.store(0);
   process_slot.requests.store(0);
   process_slot.heartbeat_ms.store(monotonic_ms());  // counts from the start
   process_slot.snapshots.clear();

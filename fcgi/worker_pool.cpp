@@ -95,6 +95,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
       read_servers_(db::read_server_addresses(config.db)),
+      breakers_(&slot.breakers_open),
       lag_monitor_(config, breakers_, metrics::scoreboard()),
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),

@@ -21,6 +21,11 @@ class CircuitBreaker {
   // Consecutive calls without an answer that open the breaker.
   static constexpr std::uint32_t kOpenAfter = 3;
 
+  // open_count: the process's count of open breakers (metrics::ProcessSlot::breakers_open),
+  // moved as this one opens and closes; nullptr: not counted.
+  explicit CircuitBreaker(std::atomic<std::uint32_t>* open_count = nullptr)
+      : open_count_(open_count) {}
+
   bool open() const { return open_.load(std::memory_order_relaxed); }
   bool in_rotation() const { return in_rotation_.load(std::memory_order_relaxed); }
   // Passed over by request connections: hung, or too far behind.
@@ -32,12 +37,14 @@ class CircuitBreaker {
 
   void record_answer() {
     failures_.store(0, std::memory_order_relaxed);
-    open_.store(false, std::memory_order_relaxed);
+    // Loaded first: the common case, a closed breaker, writes nothing more.
+    if (open() && open_.exchange(false, std::memory_order_relaxed)) count(-1);
   }
 
   void record_no_answer() {
-    if (failures_.fetch_add(1, std::memory_order_relaxed) + 1 >= kOpenAfter) {
-      open_.store(true, std::memory_order_relaxed);
+    if (failures_.fetch_add(1, std::memory_order_relaxed) + 1 >= kOpenAfter &&
+        !open_.exchange(true, std::memory_order_relaxed)) {
+      count(+1);
     }
   }
 
@@ -45,6 +52,13 @@ class CircuitBreaker {
   std::atomic<std::uint32_t> failures_{0};
   std::atomic<bool> open_{false};
   std::atomic<bool> in_rotation_{true};
+  std::atomic<std::uint32_t>* open_count_;
+
+  void count(int change) {
+    if (open_count_ != nullptr) {
+      open_count_->fetch_add(static_cast<std::uint32_t>(change), std::memory_order_relaxed);
+    }
+  }
 };
 
 }  // namespace connector::db

@@ -134,7 +134,7 @@ std::vector<DatabaseTarget> CircuitBreakers::attach(std::vector<DatabaseTarget> 
   std::lock_guard lock(mutex_);
   for (auto& target : targets) {
     auto& entry = by_server_[target.endpoint.describe()];
-    if (!entry.breaker) entry = {target, std::make_unique<CircuitBreaker>()};
+    if (!entry.breaker) entry = {target, std::make_unique<CircuitBreaker>(open_count_)};
     target.breaker = entry.breaker.get();
   }
   return targets;

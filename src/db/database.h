@@ -14,6 +14,7 @@
 // dropped; the connection is kept.
 #include <cppconn/exception.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -197,6 +198,10 @@ class Database {
 // a server found hung by one thread is skipped by all, until the prober gets an answer from it.
 class CircuitBreakers {
  public:
+  // open_count: where the process counts its open breakers (nullptr: nowhere).
+  explicit CircuitBreakers(std::atomic<std::uint32_t>* open_count = nullptr)
+      : open_count_(open_count) {}
+
   // The targets, each pointed at its server's breaker.
   std::vector<DatabaseTarget> attach(std::vector<DatabaseTarget> targets);
   // The servers whose breaker is open, each with the account that first reached it.
@@ -207,6 +212,7 @@ class CircuitBreakers {
     DatabaseTarget target;
     std::unique_ptr<CircuitBreaker> breaker;
   };
+  std::atomic<std::uint32_t>* open_count_;
   std::mutex mutex_;
   std::map<std::string, Entry> by_server_;
 };

@@ -232,6 +232,9 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers serv
   single(out, "connector_config_reloads_total", "counter", "Successful SIGHUP reloads.",
          b.config_reloads.load(relaxed));
   write_fcgi_rejections(b, out);
+  single(out, "connector_db_breakers_open", "gauge",
+         "Database servers skipped because they stopped answering, summed over the processes.",
+         b.breakers_open());
   write_db_server_metrics(b, servers, now_unix_ms, out);
   single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));

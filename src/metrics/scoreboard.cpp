@@ -40,6 +40,14 @@ std::uint32_t Scoreboard::pending_requests() const {
   return sum;
 }
 
+std::uint32_t Scoreboard::breakers_open() const {
+  std::uint32_t sum = 0;
+  for (const auto& slot : processes) {
+    if (slot.pid.load(std::memory_order_relaxed) != 0) sum += slot.breakers_open.load();
+  }
+  return sum;
+}
+
 std::uint32_t Scoreboard::total_threads() const {
   std::uint32_t sum = 0;
   for (const auto& slot : processes) {

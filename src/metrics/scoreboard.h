@@ -66,6 +66,8 @@ struct ProcessSlot {
   // Connections whose request is not whole yet, waiting without a thread
   // (fcgi/pending_requests.h).
   std::atomic<std::uint32_t> pending_requests{0};
+  // Database servers this process skips now because they stopped answering (db::CircuitBreaker).
+  std::atomic<std::uint32_t> breakers_open{0};
   // CLOCK_MONOTONIC milliseconds when one of the process's threads last took work or found
   // none within a second: the master feeds systemd's watchdog only while every serving process
   // beats (fcgi/master.h).
@@ -129,6 +131,7 @@ struct Scoreboard {
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;
   std::uint32_t pending_requests() const;
+  std::uint32_t breakers_open() const;
   std::uint32_t total_threads() const;
   std::uint32_t live_processes() const;
 

@@ -17,7 +17,7 @@ import uuid
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import READ_USER, WRITE_USER, Stack, _free_port, wait_for
+from harness import READ_USER, WRITE_USER, Stack, _free_port, prometheus, wait_for
 
 stack = None
 fixture = Fixture()
@@ -68,6 +68,11 @@ def rows(sql_function, record_hash):
 def connections(sql_function, user):
     return int(sql_function("SELECT COUNT(*) FROM information_schema.processlist "
                             f"WHERE user = '{user}'")[0][0])
+
+
+def breakers_open():
+    metrics = prometheus(stack.get("/metrics").body.decode())
+    return metrics[("connector_db_breakers_open", frozenset())]
 
 
 def mixed_requests(count):
@@ -234,6 +239,11 @@ class Failover(unittest.TestCase):
                 timings.append((status, round(time.monotonic() - started, 1)))
             self.assertEqual(collections.Counter(s for s, _ in timings), {200: 30}, timings)
             self.assertLess(max(t for _, t in timings), 4.0, timings)
+            # The processes that met it skip it now: their breakers are open, and shown.
+            self.assertIn(breakers_open(), range(1, stack.worker_status()["processes"] + 1))
+            os.kill(pid, signal.SIGCONT)
+            # The prober's first answer closes them.
+            wait_for(lambda: breakers_open() == 0, seconds=10)
         finally:
             os.kill(pid, signal.SIGCONT)
             stack.stop_worker()
