@@ -85,6 +85,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/nginx/ DESTINATION ${CONNECTOR_SHARE_DIR
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
   PATTERN "local.conf.in" EXCLUDE)
 
+# The Prometheus alerting rules (docs/operations-fleet.md, monitoring).
+install(FILES ${PROJECT_SOURCE_DIR}/monitoring/connector.rules.yml
+  DESTINATION ${CONNECTOR_SHARE_DIR}/monitoring
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
+
 # The ops scripts find their SQL as ../sql/ from their own directory, so scripts/ and sql/ keep
 # their repository layout under /usr/share/connector, and /usr/sbin/connector-<name> runs
 # /usr/share/connector/scripts/<name> (a wrapper, not a symlink: the scripts locate themselves

@@ -74,6 +74,7 @@ def expected_layout():
         f"{DOC}/copyright": REPO / "cmake/debian/copyright",
         f"{DOC}/changelog.Debian.gz": None,
         f"{SHARE}/admin.conf.example": REPO / "src/admin/admin.conf.example",
+        f"{SHARE}/monitoring/connector.rules.yml": REPO / "monitoring/connector.rules.yml",
     }
     for name in repo_files("nginx", lambda p: p.name != "local.conf.in"):
         files[f"{SHARE}/nginx/{name}"] = REPO / "nginx" / name
