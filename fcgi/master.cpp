@@ -65,12 +65,16 @@ void Master::publish_config() {
   board_.configured_processes.store(config_.worker.processes);
   board_.configured_threads.store(config_.worker.threads);
   board_.max_requests.store(config_.worker.max_requests);
-  // Servers no longer read free their slots (metrics::ServerSlot).
+  // A scoreboard slot for each server read (metrics::ServerSlot); with the lag check off, no
+  // figures of an earlier configuration are left to show.
   std::vector<std::uint64_t> servers;
   for (const auto& address : db::read_server_addresses(config_.db)) {
     servers.push_back(metrics::server_key(address));
   }
-  board_.release_servers_except(servers);
+  board_.assign_servers(servers);
+  if (config_.db.replica_max_lag_s == 0) {
+    for (auto& slot : board_.servers) slot.clear_figures();
+  }
 }
 
 std::size_t Master::free_slot() const {
@@ -139,6 +143,9 @@ void Master::reap() {
     if (it == children_.end()) continue;
     auto& slot = board_.processes[it->slot];
     slot.pid.store(0);
+    // A process that measured the servers for the pool hands the task on at once.
+    std::int32_t monitor = pid;
+    board_.lag_monitor_pid.compare_exchange_strong(monitor, 0);
     slot.active.store(0);
     slot.threads.store(0);
     const bool recycled = WIFEXITED(status) && WEXITSTATUS(status) == kRecycleExitStatus;

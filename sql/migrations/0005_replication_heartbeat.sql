@@ -7,7 +7,11 @@
 -- is the replica's lag as its readers see it (pt-heartbeat's method). Unlike
 -- Seconds_Behind_Master it needs no privilege beyond the reader's SELECT, keeps growing while
 -- a replica's SQL thread is stopped or broken, and holds through chained replicas.
--- db/server_prober.h reads it; docs/operations.md (replication lag) has the operator's side.
+-- db/replica_monitor.h reads it; docs/operations.md (replication lag) has the operator's side.
+--
+-- The clock is read as seconds since the epoch plus the microseconds of the same instant (one
+-- statement, one start time): neither depends on the session's time zone, so no change of summer
+-- time moves it back.
 --
 -- The event runs only where the server is writable (read_only = 0): on a replica its copy of
 -- the event is disabled by replication (SLAVESIDE_DISABLED) and the check keeps it idle even
@@ -33,11 +37,11 @@ BEGIN
   SET SESSION innodb_lock_wait_timeout = 1;
   IF @@global.read_only = 0 THEN
     REPLACE INTO replication_heartbeat (server_id, written_us)
-      VALUES (@@server_id, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED));
+      VALUES (@@server_id, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)));
   END IF;
 END //
 DELIMITER ;
 
 -- The first row now, so that a worker started right after the migration can measure at once.
 REPLACE INTO replication_heartbeat (server_id, written_us)
-  VALUES (@@server_id, CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED));
+  VALUES (@@server_id, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)));

@@ -24,6 +24,9 @@ struct DatabaseEndpoint {
 // "unix:/path/to.sock" or "host:port"; nullopt when malformed.
 std::optional<DatabaseEndpoint> parse_endpoint(std::string_view text);
 
+// The most read replicas a worker takes (db_replicas).
+inline constexpr std::size_t kMaxReplicas = 15;
+
 struct DatabaseSettings {
   // The primary: takes the one write and is the last resort for reads.
   std::string socket;
@@ -39,7 +42,7 @@ struct DatabaseSettings {
   unsigned connect_timeout_s = 2;
   unsigned read_timeout_s = 5;
   unsigned failback_s = 30;  // how long reads stay on a fallback server before trying the first
-  // A replica further behind than this is out of rotation (db/server_prober.h); 0: never.
+  // A replica further behind than this is out of rotation (db/replica_monitor.h); 0: never.
   unsigned replica_max_lag_s = 10;
 
   DatabaseEndpoint primary() const { return {socket, host, port}; }

@@ -185,7 +185,7 @@ const Key kKeys[] = {
      .example = "10.0.0.12:3306,10.0.0.13:3306",
      .reload = "yes",
      .brief = "read replicas in preference order, tried before the primary: `unix:/path` or "
-              "`host:port`, comma-separated"},
+              "`host:port`, comma-separated; at most 15"},
     {.name = "db_name",
      .field = &D::name,
      .group = kDatabase,
@@ -315,6 +315,12 @@ std::vector<DatabaseEndpoint> parse_endpoint_list(const Key& key, std::string_vi
     }
     endpoints.push_back(*endpoint);
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+  }
+  // Each server read has its figures on the worker's scoreboard (metrics::kMaxServerSlots,
+  // the primary's included).
+  if (endpoints.size() > kMaxReplicas) {
+    throw ConfigError(std::string(key.name) + " lists at most " + std::to_string(kMaxReplicas) +
+                      " replicas");
   }
   return endpoints;
 }

@@ -1,5 +1,8 @@
 #include "db/account_store.h"
 
+#include <atomic>
+#include <chrono>
+
 #include "chain/address.h"
 #include "metrics/scoreboard.h"
 #include "util/log.h"
@@ -52,11 +55,8 @@ bool shown_recorded(Database& reader, const DepositAccount& account) {
   }
 }
 
-}  // namespace
-
-void record_deposit_account(Database& reader, Database& db, NewRowBudget& budget,
-                            const DepositAccount& account) {
-  if (shown_recorded(reader, account)) return;
+// The mapping recorded on the primary, proven there (the authority).
+void record_on_primary(Database& db, NewRowBudget& budget, const DepositAccount& account) {
   Binding result = db.run([&](Database& session) { return binding(session, account); });
   if (result == Binding::kAbsent) {
     // Taken once per request that needs a row, outside the work run() may repeat after a lost
@@ -78,6 +78,25 @@ void record_deposit_account(Database& reader, Database& db, NewRowBudget& budget
                     std::to_string(account.deposit_chain) +
                     " is recorded for another recipient than " + account.recipient_address);
     throw DatabaseUnavailable("the deposit address is recorded for another recipient");
+  }
+}
+
+}  // namespace
+
+void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,
+                            const DepositAccount& account) {
+  try {
+    record_on_primary(writer, budget, account);
+  } catch (const DatabaseUnavailable& e) {
+    // The primary cannot be asked now. A mapping the reader shows came from the primary
+    // through replication, so a recipient recorded earlier is answered while the primary is
+    // away; a new one is not (503).
+    if (!shown_recorded(reader, account)) throw;
+    static std::atomic<std::int64_t> last_line_s{-1000};
+    if (util::log_due(last_line_s, std::chrono::seconds(60))) {
+      util::log_warning(std::string("recorded deposit addresses shown from a replica (") +
+                        e.what() + "); lines like this at most once a minute");
+    }
   }
 }
 

@@ -23,9 +23,12 @@ struct DepositAccount {
 // fails: the caller answers 503 and shows no address. A row that is not there yet takes one of
 // budget's; past the cap NewRowCapReached is thrown and nothing is written.
 //
-// A mapping already recorded is proven from `reader` first (a replica, or the primary): a row
-// a replica holds came from the primary, so it is recorded there, and a recorded recipient is
-// answered while the primary is away. Only a mapping the reader does not show goes to `writer`.
+// The primary (`writer`) is asked first, always. Only when it cannot answer
+// (DatabaseUnavailable) does `reader` (a replica) prove the mapping instead: a row a replica
+// holds came from the primary through replication, so a recipient recorded earlier is answered
+// while the primary is away, and a new one gets the 503. (A primary that crashed with
+// sync_binlog = 0 may have lost a row it had already replicated; the next request after it is
+// back records it again, insert-if-absent.)
 void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,
                             const DepositAccount& account);
 

@@ -10,7 +10,7 @@
 // replaced: neither counts.
 //
 // A replica is also skipped while it is out of rotation: further behind its primary than
-// db_replica_max_lag_s, as the prober measures it (db/server_prober.h).
+// db_replica_max_lag_s, as the lag monitor measures it (db/replica_monitor.h).
 #include <atomic>
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The arithmetic of replication lag, apart from the database (db/server_prober.h does the
+// The arithmetic of replication lag, apart from the database (db/replica_monitor.h does the
 // reading). The primary's event writes its clock into a heartbeat row every second
 // (sql/migrations/0005); a replica's copy of the newest row says how far its applied data
 // reaches. Times are microseconds since the epoch on the primary's clock.

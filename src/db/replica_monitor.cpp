@@ -1,6 +1,8 @@
 #include "db/replica_monitor.h"
 
-#include <chrono>
+#include <unistd.h>
+
+#include <algorithm>
 #include <span>
 
 #include "db/replica_lag.h"
@@ -10,23 +12,31 @@
 namespace connector::db {
 namespace {
 
-// The primary's clock, and its own newest heartbeat (NULL before the first), in microseconds.
+static_assert(config::kMaxReplicas + 1 <= metrics::kMaxServerSlots,
+              "a scoreboard slot for every replica and the primary");
+
+// The primary's clock, and its own newest heartbeat (NULL before the first), in unix
+// microseconds. UNIX_TIMESTAMP() and NOW(6) read the statement's one start time, and neither
+// the seconds since the epoch nor the microseconds depend on the session's time zone (a clock
+// in local time would jump back an hour at a change of summer time).
 constexpr const char* kPrimarySql =
-    "SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED),"
+    "SELECT UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),"
     " (SELECT MAX(written_us) FROM replication_heartbeat)";
 // The newest heartbeat a replica has applied: the newest row, whichever server wrote it, so
 // that a promoted replica's heartbeat counts as soon as it writes one.
 constexpr const char* kReplicaSql = "SELECT MAX(written_us) FROM replication_heartbeat";
 
-std::string seconds_text(std::int64_t ms) {
-  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 / 100) + " s";
+std::int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
 
 ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreakers& breakers,
                                      metrics::Scoreboard& board)
-    : config_(config), board_(board) {
+    : config_(config), board_(board), pid_(static_cast<std::int32_t>(::getpid())) {
   if (config.db.replicas.empty() || config.db.replica_max_lag_s == 0) return;  // nothing to bound
   // A second per server and statement: a hung server holds this thread for that long only.
   auto options = connection_options(config.db, /*statement_timeout_ms=*/1000);
@@ -46,20 +56,62 @@ void ReplicaLagMonitor::start() {
   loop_.start([this] { return round(); });
 }
 
+void ReplicaLagMonitor::stop() {
+  loop_.stop();
+  std::int32_t holder = pid_;
+  board_.lag_monitor_pid.compare_exchange_strong(holder, 0);
+}
+
 std::chrono::milliseconds ReplicaLagMonitor::round() {
+  const auto started = std::chrono::steady_clock::now();
+  if (hold_lease()) {
+    measure();
+    board_.lag_monitor_beat_ms.store(monotonic_ms());
+  }
+  follow();
+  // Every second from start to start: a slow round (a server that waited out its second)
+  // does not stretch the interval.
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - started);
+  return std::max(kEvery - spent, std::chrono::milliseconds(0));
+}
+
+bool ReplicaLagMonitor::hold_lease() {
+  std::int32_t holder = board_.lag_monitor_pid.load();
+  if (holder == pid_) return true;
+  if (holder != 0 && monotonic_ms() - board_.lag_monitor_beat_ms.load() < kLease.count()) {
+    return false;
+  }
+  // Free, or its holder stopped beating: taken, by one process only.
+  if (!board_.lag_monitor_pid.compare_exchange_strong(holder, pid_)) return false;
+  board_.lag_monitor_beat_ms.store(monotonic_ms());
+  return true;
+}
+
+void ReplicaLagMonitor::measure() {
   const auto primary = read_primary(servers_.back());
   if (primary.now_us) last_primary_now_us_ = primary.now_us;
   const std::span replicas(servers_.data(), servers_.size() - 1);
   std::vector<std::optional<std::int64_t>> heartbeats;
   for (auto& replica : replicas) heartbeats.push_back(read_heartbeat(replica));
 
-  const auto reference = lag_reference(primary.now_us, last_primary_now_us_, heartbeats);
+  const auto reference = lag_reference(primary.now_us, last_primary_clock(), heartbeats);
   const auto now_unix_ms = util::unix_ms_now();
   publish_primary(primary, now_unix_ms);
   for (std::size_t i = 0; i < replicas.size(); ++i) {
-    publish_replica(replicas[i], replica_lag_ms(reference, heartbeats[i]), now_unix_ms);
+    publish_replica(replicas[i], replica_lag_ms(reference, heartbeats[i]),
+                    primary.now_us.has_value(), now_unix_ms);
   }
-  return kEvery;
+}
+
+void ReplicaLagMonitor::follow() {
+  for (std::size_t i = 0; i + 1 < servers_.size(); ++i) {
+    auto& replica = servers_[i];
+    if (const auto* slot = board_.find_server(replica.key)) {
+      replica.in_rotation = slot->in_rotation.load() != 0;
+    }
+    replica.target.breaker->set_in_rotation(replica.in_rotation);
+  }
 }
 
 ReplicaLagMonitor::PrimaryReading ReplicaLagMonitor::read_primary(Server& primary) {
@@ -93,35 +145,43 @@ std::optional<std::int64_t> ReplicaLagMonitor::read_heartbeat(Server& replica) {
   }
 }
 
+// The newest time the primary is known to have written: this process's last reading, or the
+// pool's (a process that took the lease while the primary was away knows it from there).
+std::optional<std::int64_t> ReplicaLagMonitor::last_primary_clock() const {
+  std::optional<std::int64_t> newest = last_primary_now_us_;
+  if (const auto* slot = board_.find_server(servers_.back().key)) {
+    const std::int64_t shared = slot->clock_us.load();
+    if (shared > 0 && (!newest || shared > *newest)) newest = shared;
+  }
+  return newest;
+}
+
 void ReplicaLagMonitor::publish_primary(const PrimaryReading& reading, std::int64_t now_unix_ms) {
-  auto* slot = board_.server_slot(servers_.back().key);
+  auto* slot = board_.find_server(servers_.back().key);
   if (slot == nullptr || !reading.now_us) return;
   const auto age = replica_lag_ms(reading.now_us, reading.heartbeat_us);
   slot->lag_ms.store(age.value_or(-1));
+  slot->clock_us.store(*reading.now_us);
   slot->measured_unix_ms.store(now_unix_ms);
 }
 
 void ReplicaLagMonitor::publish_replica(Server& replica, std::optional<std::int64_t> lag_ms,
-                                        std::int64_t now_unix_ms) {
+                                        bool primary_read, std::int64_t now_unix_ms) {
   const std::int64_t max_lag_ms = std::int64_t{config_.db.replica_max_lag_s} * 1000;
-  auto* slot = board_.server_slot(replica.key);
-  bool was = slot != nullptr ? slot->in_rotation.load() != 0 : replica.in_rotation;
-  const bool next = next_in_rotation(was, lag_ms, max_lag_ms);
-  bool changed = was != next;
+  auto* slot = board_.find_server(replica.key);
+  const bool was = slot != nullptr ? slot->in_rotation.load() != 0 : replica.in_rotation;
+  // Back in only on a reading of the primary: without one, "caught up" means caught up with
+  // what the pool last saw, not with the primary.
+  const bool next = next_in_rotation(was, lag_ms, max_lag_ms) && (was || primary_read);
+  replica.in_rotation = next;
   if (slot != nullptr) {
-    // The pool's processes decide together: only the one whose decision lands logs it; one
-    // that lost the race takes the others' decision.
-    std::uint32_t expected = was ? 1 : 0;
-    changed = changed && slot->in_rotation.compare_exchange_strong(expected, next ? 1 : 0);
+    slot->in_rotation.store(next ? 1 : 0);
     slot->lag_ms.store(lag_ms.value_or(-1));
     slot->measured_unix_ms.store(now_unix_ms);
-    replica.in_rotation = slot->in_rotation.load() != 0;
-  } else {
-    replica.in_rotation = next;
   }
-  replica.target.breaker->set_in_rotation(replica.in_rotation);
-  if (!changed) return;
-  const std::string lag = lag_ms ? seconds_text(*lag_ms) + " behind" : "its lag unknown";
+  if (was == next) return;
+  const std::string lag =
+      lag_ms ? util::seconds_text(*lag_ms) + " s behind" : std::string("its lag unknown");
   if (next) {
     util::log_info("database replica " + replica.name + " back in rotation: " + lag);
   } else {

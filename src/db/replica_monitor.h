@@ -1,14 +1,23 @@
 #pragma once
-// One background thread per worker process that keeps lagging replicas out of rotation. Every
-// second it reads the primary's clock and each replica's copy of the replication heartbeat
-// (sql/migrations/0005), each on a connection of its own kept between rounds, within a second
-// per server; a replica further behind than db_replica_max_lag_s, or whose heartbeat cannot be
-// read, is out of rotation (CircuitBreaker::in_rotation) and request connections pass it over
-// for the next server, the primary last; it is back once within half the bound
-// (db/replica_lag.h). So an answer's data is at most db_replica_max_lag_s plus about a second
-// old, whatever replication does. The processes of a pool agree through the scoreboard
-// (metrics::ServerSlot): each change is decided, and logged, once. A server whose breaker is
-// open (hung) is not measured: a replica is then out until it answers again.
+// Keeps lagging replicas out of rotation. One process of the pool at a time measures (a lease
+// on the scoreboard: metrics::Scoreboard::lag_monitor_pid, taken over by another process when
+// its holder stops beating for kLease): every second it reads the primary's clock and each
+// replica's copy of the replication heartbeat (sql/migrations/0005), each on a connection of
+// its own kept between rounds, within a second per server, and writes each server's figures
+// and rotation to the scoreboard (metrics::ServerSlot). Every process, the measuring one
+// included, applies the replicas' rotation to its breakers (CircuitBreaker::in_rotation): a
+// replica further behind than db_replica_max_lag_s, or whose heartbeat cannot be read, is
+// passed over for the next server, the primary last, and back once within half the bound
+// (db/replica_lag.h). A server whose breaker is open (hung) is not measured: a replica is then
+// out until it answers again.
+//
+// The bound: while the primary answers, an answer's data is at most db_replica_max_lag_s plus
+// about a second old, whatever replication does. While it does not, what it wrote since its
+// last reading cannot be known: replicas are measured against the newest time the primary is
+// known to have written (its clock at the last reading, shared by the pool, or a fresher
+// replica's heartbeat), so one that was current stays in and serves (answers rather than none:
+// the primary is the only other server), one that falls behind another goes out, and none comes
+// back in until the primary is read again.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -26,6 +35,8 @@ namespace connector::db {
 class ReplicaLagMonitor {
  public:
   static constexpr std::chrono::milliseconds kEvery{1000};
+  // A lease holder that has not finished a round for this long has stopped (hung, gone).
+  static constexpr std::chrono::milliseconds kLease{5000};
 
   ReplicaLagMonitor(const config::Config& config, CircuitBreakers& breakers,
                     metrics::Scoreboard& board);
@@ -33,10 +44,11 @@ class ReplicaLagMonitor {
   ReplicaLagMonitor(const ReplicaLagMonitor&) = delete;
   ReplicaLagMonitor& operator=(const ReplicaLagMonitor&) = delete;
 
-  // Measures once, then every second in its thread; nothing without replicas or with
+  // Runs a round, then one every second in its thread; nothing without replicas or with
   // db_replica_max_lag_s 0.
   void start();
-  void stop() { loop_.stop(); }
+  // Stops the thread and hands the lease on.
+  void stop();
 
  private:
   struct Server {
@@ -44,7 +56,7 @@ class ReplicaLagMonitor {
     std::string name;
     std::uint64_t key;
     std::unique_ptr<Database> session;
-    bool in_rotation = true;  // as this process last applied it
+    bool in_rotation = true;  // as last decided, when the server has no scoreboard slot
   };
   struct PrimaryReading {
     std::optional<std::int64_t> now_us;        // its clock
@@ -52,14 +64,19 @@ class ReplicaLagMonitor {
   };
 
   std::chrono::milliseconds round();
+  bool hold_lease();
+  void measure();
+  void follow();  // applies the pool's rotation to this process's breakers
   PrimaryReading read_primary(Server& primary);
   std::optional<std::int64_t> read_heartbeat(Server& replica);
+  std::optional<std::int64_t> last_primary_clock() const;
   void publish_primary(const PrimaryReading& reading, std::int64_t now_unix_ms);
-  void publish_replica(Server& replica, std::optional<std::int64_t> lag_ms,
+  void publish_replica(Server& replica, std::optional<std::int64_t> lag_ms, bool primary_read,
                        std::int64_t now_unix_ms);
 
   const config::Config& config_;
   metrics::Scoreboard& board_;
+  const std::int32_t pid_;
   std::vector<Server> servers_;  // the replicas in order, then the primary
   std::optional<std::int64_t> last_primary_now_us_;
   BackgroundLoop loop_;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "net/fcgi_screen.h"
+#include "util/clock.h"
 
 namespace connector::metrics {
 namespace {
@@ -118,11 +119,6 @@ std::string label_value(std::string_view text) {
   return escaped;
 }
 
-// Milliseconds as seconds with three decimals, exactly.
-std::string seconds_from_ms(std::int64_t ms) {
-  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 + 1000).substr(1);
-}
-
 // A figure older than this is not exposed: a stopped prober's last reading is not current.
 constexpr std::int64_t kFreshFigureMs = 5000;
 
@@ -150,15 +146,22 @@ void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_
     const auto* slot = b.find_server(server_key(server));
     if (!fresh(slot)) continue;
     put(out, "connector_db_replica_lag_seconds{server=\"" + label_value(server) + "\"} " +
-                 seconds_from_ms(slot->lag_ms.load()) + "\n");
+                 util::seconds_text(slot->lag_ms.load()) + "\n");
   }
   const auto* primary = b.find_server(server_key(servers.back()));
+  // Only where replicas are measured (the lag monitor reads the primary every second).
+  if (primary != nullptr && primary->measured_unix_ms.load() > 0) {
+    header(out, "connector_db_primary_reachable", "gauge",
+           "1 while the lag monitor reads the primary; 0 when it last did over 5 s ago.");
+    sample(out, "connector_db_primary_reachable", {},
+           now_unix_ms - primary->measured_unix_ms.load() <= kFreshFigureMs ? 1 : 0);
+  }
   if (fresh(primary)) {
     header(out, "connector_db_primary_heartbeat_age_seconds", "gauge",
            "Age of the primary's own replication heartbeat (its event scheduler is running "
            "while this stays near 1).");
     put(out, "connector_db_primary_heartbeat_age_seconds " +
-                 seconds_from_ms(primary->lag_ms.load()) + "\n");
+                 util::seconds_text(primary->lag_ms.load()) + "\n");
   }
 }
 
@@ -182,7 +185,7 @@ void write_db_servers(const Scoreboard& b, DbServers servers,
     if (lag_ms < 0) {
       w.Null();
     } else {
-      const std::string text = seconds_from_ms(lag_ms);
+      const std::string text = util::seconds_text(lag_ms);
       w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
     }
     w.Key("measured_unix_ms");

@@ -66,14 +66,9 @@ std::uint64_t server_key(std::string_view address) {
   return XXH3_64bits(address.data(), address.size()) | 1;
 }
 
-ServerSlot* Scoreboard::server_slot(std::uint64_t key) {
+ServerSlot* Scoreboard::find_server(std::uint64_t key) {
   for (auto& slot : servers) {
     if (slot.key.load() == key) return &slot;
-  }
-  for (auto& slot : servers) {
-    std::uint64_t free = 0;
-    if (slot.key.compare_exchange_strong(free, key)) return &slot;
-    if (free == key) return &slot;  // another process took it for the same server
   }
   return nullptr;
 }
@@ -85,15 +80,22 @@ const ServerSlot* Scoreboard::find_server(std::uint64_t key) const {
   return nullptr;
 }
 
-void Scoreboard::release_servers_except(std::span<const std::uint64_t> keys) {
+void Scoreboard::assign_servers(std::span<const std::uint64_t> keys) {
   for (auto& slot : servers) {
     const std::uint64_t key = slot.key.load();
     if (key == 0 || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    // Figures first, then the key: a process that takes the slot next starts from a clean one.
-    slot.in_rotation.store(1);
-    slot.lag_ms.store(-1);
-    slot.measured_unix_ms.store(0);
+    // The key first: no process writes the figures of a slot it cannot find.
     slot.key.store(0);
+    slot.clear_figures();
+  }
+  for (const std::uint64_t key : keys) {
+    if (key == 0 || find_server(key) != nullptr) continue;
+    for (auto& slot : servers) {
+      if (slot.key.load() != 0) continue;
+      slot.clear_figures();
+      slot.key.store(key);
+      break;
+    }
   }
 }
 

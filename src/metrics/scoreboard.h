@@ -75,14 +75,14 @@ struct ProcessSlot {
   SnapshotLoads snapshots;
 };
 
-// Database servers with figures on the scoreboard; a worker that reads more has the rest's
-// state in its processes only.
+// Database servers with figures on the scoreboard: the replicas (config::kMaxReplicas) and
+// the primary.
 inline constexpr std::size_t kMaxServerSlots = 16;
 
 // One database server a worker reads (db_replicas, then the primary), found by the key of its
-// address (server_key). Its processes' probers measure it every second
-// (db/server_prober.h) and agree on its rotation here, so a change is decided, and logged,
-// once for the pool.
+// address (server_key). The master assigns the slots (Scoreboard::assign_servers); one process
+// of the pool at a time measures the servers (db/replica_monitor.h, the lease below) and writes
+// their figures here, and every process takes its replicas' rotation from here.
 struct ServerSlot {
   std::atomic<std::uint64_t> key{0};  // server_key(address); 0: a free slot
   std::atomic<std::uint32_t> in_rotation{1};
@@ -90,6 +90,16 @@ struct ServerSlot {
   // under a second or two). -1: not known.
   std::atomic<std::int64_t> lag_ms{-1};
   std::atomic<std::int64_t> measured_unix_ms{0};  // when lag_ms was measured; 0: never
+  // The primary's only: its clock (unix microseconds) when last read, the newest time it is
+  // known to have written; 0: never read.
+  std::atomic<std::int64_t> clock_us{0};
+
+  void clear_figures() {
+    in_rotation.store(1);
+    lag_ms.store(-1);
+    measured_unix_ms.store(0);
+    clock_us.store(0);
+  }
 };
 
 // The slot key of a server's address (endpoint.describe()): never 0.
@@ -127,6 +137,10 @@ struct Scoreboard {
 
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
   std::array<ServerSlot, kMaxServerSlots> servers{};
+  // The process that measures the servers for the pool (0: none), and when it last did, on
+  // CLOCK_MONOTONIC in milliseconds: another process takes over once it stops.
+  std::atomic<std::int32_t> lag_monitor_pid{0};
+  std::atomic<std::int64_t> lag_monitor_beat_ms{0};
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;
@@ -135,12 +149,12 @@ struct Scoreboard {
   std::uint32_t total_threads() const;
   std::uint32_t live_processes() const;
 
-  // The slot of a server: its own, or a free one it takes now; nullptr when all are taken.
-  ServerSlot* server_slot(std::uint64_t key);
   // The slot of a server, if it has one.
+  ServerSlot* find_server(std::uint64_t key);
   const ServerSlot* find_server(std::uint64_t key) const;
-  // Frees the slots of servers not in `keys` (the master, after a reload changed the servers).
-  void release_servers_except(std::span<const std::uint64_t> keys);
+  // The master, at start and at each reload: a slot for each of `keys` (kept with its figures
+  // if it had one), the others freed. Only the master calls it, so slots never race.
+  void assign_servers(std::span<const std::uint64_t> keys);
 
   // One finished request: counts, histogram, slow count.
   void record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow);

@@ -1,7 +1,8 @@
 #pragma once
-// Wall-clock time as the logs and /status show it: unix milliseconds.
+// Wall-clock time as the logs and /status show it: unix milliseconds; durations in seconds.
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace connector::util {
 
@@ -9,6 +10,11 @@ inline std::int64_t unix_ms_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// Milliseconds (not negative) as seconds with three decimals, exactly: "12.345".
+inline std::string seconds_text(std::int64_t ms) {
+  return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 + 1000).substr(1);
 }
 
 }  // namespace connector::util

@@ -759,5 +759,12 @@ def wait_for(predicate, seconds=15, step=0.1):
     return False
 
 
+def await_true(predicate, seconds=15, step=0.1, what=""):
+    """wait_for() that fails the test (AssertionError) when predicate does not hold within
+    `seconds`."""
+    if not wait_for(predicate, seconds, step):
+        raise AssertionError(f"not within {seconds} s: {what or predicate}")
+
+
 def _os_user():
     return pwd.getpwuid(os.getuid()).pw_name

@@ -19,7 +19,7 @@ import unittest
 import uuid
 
 from fixture import Fixture
-from harness import Stack, fcgi_get, prometheus, wait_for
+from harness import Stack, await_true, fcgi_get, prometheus
 
 MAX_LAG_S = 4
 # The bound on a stopped replica's staleness is MAX_LAG_S plus one probe interval; a
@@ -64,7 +64,7 @@ def replica_state():
 
 
 def wait_rotation(in_rotation, seconds):
-    wait_for(lambda: replica_state()["in_rotation"] is in_rotation, seconds=seconds)
+    await_true(lambda: replica_state()["in_rotation"] is in_rotation, seconds=seconds)
 
 
 def log_lines(text):
@@ -116,7 +116,7 @@ class ReplicaLag(unittest.TestCase):
         record = new_row()
         stopped_at = time.monotonic()
         # Shown by the node within the bound: read from the primary once the replica is out.
-        wait_for(lambda: found(record), seconds=SHOWN_WITHIN_S, step=0.2)
+        await_true(lambda: found(record), seconds=SHOWN_WITHIN_S, step=0.2)
         shown_after = time.monotonic() - stopped_at
         self.assertGreater(shown_after, MAX_LAG_S - 1.5, "read the replica while it was current")
         state = replica_state()
@@ -128,15 +128,15 @@ class ReplicaLag(unittest.TestCase):
         answer = stack.get(f"/v1/history/hash?hash={record}&nocache={uuid.uuid4().hex}").json()
         self.assertEqual(answer["status"], "Error")
         # Both processes agreed; the change was logged once.
-        wait_for(lambda: log_lines("out of rotation") == outs + 1, seconds=5)
+        await_true(lambda: log_lines("out of rotation") == outs + 1, seconds=5)
 
         stack.replica_sql("START SLAVE SQL_THREAD")
         stack.wait_replica_caught_up()
         wait_rotation(True, seconds=3 * MAX_LAG_S)
         self.assertLessEqual(replica_state()["lag_seconds"], MAX_LAG_S / 2)
-        wait_for(lambda: log_lines("back in rotation") == backs + 1, seconds=5)
+        await_true(lambda: log_lines("back in rotation") == backs + 1, seconds=5)
         # Reads are back on the replica, without waiting db_failback_s (60 s here).
-        wait_for(lambda: found(new_row(replica_only=True)), seconds=5)
+        await_true(lambda: found(new_row(replica_only=True)), seconds=5)
         self.assertEqual(log_lines("out of rotation"), outs + 1)
 
     def test_a_delayed_replica_is_out_while_behind(self):

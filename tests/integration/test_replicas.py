@@ -243,7 +243,7 @@ class Failover(unittest.TestCase):
             self.assertIn(breakers_open(), range(1, stack.worker_status()["processes"] + 1))
             os.kill(pid, signal.SIGCONT)
             # The prober's first answer closes them.
-            wait_for(lambda: breakers_open() == 0, seconds=10)
+            self.assertTrue(wait_for(lambda: breakers_open() == 0, seconds=10))
         finally:
             os.kill(pid, signal.SIGCONT)
             stack.stop_worker()

@@ -44,9 +44,17 @@ std::string server_lines(const Scoreboard& board) {
   return lines;
 }
 
+std::unique_ptr<Scoreboard> board_with_servers() {
+  auto board = std::make_unique<Scoreboard>();
+  std::vector<std::uint64_t> keys;
+  for (const auto& server : kServers) keys.push_back(server_key(server));
+  board->assign_servers(keys);
+  return board;
+}
+
 void measure(Scoreboard& board, const std::string& server, bool in, std::int64_t lag_ms,
              std::int64_t at) {
-  auto* slot = board.server_slot(server_key(server));
+  auto* slot = board.find_server(server_key(server));
   BOOST_REQUIRE(slot != nullptr);
   slot->in_rotation.store(in ? 1 : 0);
   slot->lag_ms.store(lag_ms);
@@ -56,7 +64,7 @@ void measure(Scoreboard& board, const std::string& server, bool in, std::int64_t
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(servers_not_measured_are_in_rotation_with_unknown_lag) {
-  auto board = std::make_unique<Scoreboard>();
+  auto board = board_with_servers();
   BOOST_TEST(json(*board) ==
              R"([{"server":"unix:/run/replica \"1\"\\.sock","role":"replica","in_rotation":true,)"
              R"("lag_seconds":null,"measured_unix_ms":0},)"
@@ -71,7 +79,7 @@ BOOST_AUTO_TEST_CASE(servers_not_measured_are_in_rotation_with_unknown_lag) {
 }
 
 BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not_exposed) {
-  auto board = std::make_unique<Scoreboard>();
+  auto board = board_with_servers();
   measure(*board, kServers[0], false, 12'345, kNow - 1000);
   measure(*board, kServers[1], true, 7, kNow - 6000);  // measured 6 s ago: not exposed
   measure(*board, kServers[2], true, 1'002, kNow);
@@ -88,26 +96,43 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
              "connector_db_server_in_rotation{server=\"10.0.0.5:3306\"} 1\n"
              "connector_db_replica_lag_seconds{server=\"unix:/run/replica \\\"1\\\"\\\\.sock\"} "
              "12.345\n"
+             "connector_db_primary_reachable 1\n"
              "connector_db_primary_heartbeat_age_seconds 1.002\n");
+  // The primary not read for 6 s: unreachable, and its heartbeat's age no longer shown.
+  measure(*board, kServers[2], true, 1'002, kNow - 6000);
+  BOOST_TEST(server_lines(*board).ends_with(
+      "12.345\n"
+      "connector_db_primary_reachable 0\n"));
 }
 
-BOOST_AUTO_TEST_CASE(a_slot_is_found_by_its_server_and_freed_when_it_is_no_longer_read) {
+BOOST_AUTO_TEST_CASE(the_master_assigns_slots_keeps_figures_and_frees_the_rest) {
   auto board = std::make_unique<Scoreboard>();
-  auto* first = board->server_slot(server_key("a:1"));
-  BOOST_TEST(board->server_slot(server_key("a:1")) == first);
-  BOOST_TEST(board->server_slot(server_key("b:1")) != first);
-  first->in_rotation.store(0);
-  const std::uint64_t keep[] = {server_key("b:1")};
-  board->release_servers_except(keep);
+  const std::uint64_t first[] = {server_key("a:1"), server_key("b:1")};
+  board->assign_servers(first);
+  auto* a = board->find_server(server_key("a:1"));
+  auto* b = board->find_server(server_key("b:1"));
+  BOOST_REQUIRE(a != nullptr);
+  BOOST_REQUIRE(b != nullptr);
+  BOOST_TEST(a != b);
+  a->in_rotation.store(0);
+  b->in_rotation.store(0);
+  b->lag_ms.store(9000);
+  // A reload reading b and c: a's slot is freed, b keeps its figures, c starts clean.
+  const std::uint64_t second[] = {server_key("b:1"), server_key("c:1")};
+  board->assign_servers(second);
   BOOST_TEST(board->find_server(server_key("a:1")) == nullptr);
-  BOOST_TEST(board->find_server(server_key("b:1")) != nullptr);
-  // The freed slot comes back clean for the next server.
-  auto* again = board->server_slot(server_key("c:1"));
-  BOOST_TEST(again == first);
-  BOOST_TEST(again->in_rotation.load() == 1u);
-  // All slots taken: a further server has none (its state stays in its processes).
-  for (int i = 0; i < static_cast<int>(kMaxServerSlots); ++i) {
-    board->server_slot(server_key("s:" + std::to_string(i)));
-  }
-  BOOST_TEST(board->server_slot(server_key("one-too-many:1")) == nullptr);
+  BOOST_TEST(board->find_server(server_key("b:1")) == b);
+  BOOST_TEST(b->in_rotation.load() == 0u);
+  BOOST_TEST(b->lag_ms.load() == 9000);
+  auto* c = board->find_server(server_key("c:1"));
+  BOOST_REQUIRE(c != nullptr);
+  BOOST_TEST(c->in_rotation.load() == 1u);
+  BOOST_TEST(c->lag_ms.load() == -1);
+  // More servers than slots: the first kMaxServerSlots get one (db_replicas allows 15 and the
+  // primary).
+  std::vector<std::uint64_t> many;
+  for (std::size_t i = 0; i <= kMaxServerSlots; ++i) many.push_back(server_key(std::to_string(i)));
+  board->assign_servers(many);
+  BOOST_TEST(board->find_server(many[kMaxServerSlots - 1]) != nullptr);
+  BOOST_TEST(board->find_server(many[kMaxServerSlots]) == nullptr);
 }
