@@ -100,9 +100,9 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
              "connector_db_primary_heartbeat_age_seconds 1.002\n");
   // The primary not read for 6 s: unreachable, and its heartbeat's age no longer shown.
   measure(*board, kServers[2], true, 1'002, kNow - 6000);
-  BOOST_TEST(server_lines(*board).ends_with(
-      "12.345\n"
-      "connector_db_primary_reachable 0\n"));
+  BOOST_TEST(
+      server_lines(*board).ends_with("12.345\n"
+                                     "connector_db_primary_reachable 0\n"));
 }
 
 BOOST_AUTO_TEST_CASE(the_master_assigns_slots_keeps_figures_and_frees_the_rest) {
