@@ -71,6 +71,9 @@ void Master::publish_config() {
   for (const auto& address : db::read_server_addresses(config_.db)) {
     servers.push_back(metrics::server_key(address));
   }
+  // The measuring passes to a process of this configuration (metrics::Scoreboard's lease).
+  board_.lag_monitor_generation.fetch_add(1);
+  board_.lag_monitor_pid.store(0);
   board_.assign_servers(servers);
   if (config_.db.replica_max_lag_s == 0) {
     for (auto& slot : board_.servers) slot.clear_figures();

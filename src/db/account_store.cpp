@@ -55,9 +55,10 @@ bool shown_recorded(Database& reader, const DepositAccount& account) {
   }
 }
 
-// The mapping recorded on the primary, proven there (the authority).
-void record_on_primary(Database& db, NewRowBudget& budget, const DepositAccount& account) {
-  Binding result = db.run([&](Database& session) { return binding(session, account); });
+// The mapping recorded on the primary, proven there (the authority); `result`: what the
+// primary holds for the deposit address now.
+void record_on_primary(Database& db, NewRowBudget& budget, const DepositAccount& account,
+                       Binding result) {
   if (result == Binding::kAbsent) {
     // Taken once per request that needs a row, outside the work run() may repeat after a lost
     // connection. A write that then fails has still spent it.
@@ -85,19 +86,23 @@ void record_on_primary(Database& db, NewRowBudget& budget, const DepositAccount&
 
 void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,
                             const DepositAccount& account) {
+  Binding on_primary{};
   try {
-    record_on_primary(writer, budget, account);
+    on_primary = writer.run([&](Database& session) { return binding(session, account); });
   } catch (const DatabaseUnavailable& e) {
-    // The primary cannot be asked now. A mapping the reader shows came from the primary
+    // The primary cannot be asked at all now. A mapping the reader shows came from the primary
     // through replication, so a recipient recorded earlier is answered while the primary is
-    // away; a new one is not (503).
+    // away; a new one is not (503). Once the primary has answered, its answer stands: nothing
+    // below falls back.
     if (!shown_recorded(reader, account)) throw;
     static std::atomic<std::int64_t> last_line_s{-1000};
     if (util::log_due(last_line_s, std::chrono::seconds(60))) {
       util::log_warning(std::string("recorded deposit addresses shown from a replica (") +
                         e.what() + "); lines like this at most once a minute");
     }
+    return;
   }
+  record_on_primary(writer, budget, account, on_primary);
 }
 
 }  // namespace connector::db

@@ -23,10 +23,11 @@ struct DepositAccount {
 // fails: the caller answers 503 and shows no address. A row that is not there yet takes one of
 // budget's; past the cap NewRowCapReached is thrown and nothing is written.
 //
-// The primary (`writer`) is asked first, always. Only when it cannot answer
-// (DatabaseUnavailable) does `reader` (a replica) prove the mapping instead: a row a replica
-// holds came from the primary through replication, so a recipient recorded earlier is answered
-// while the primary is away, and a new one gets the 503. (A primary that crashed with
+// The primary (`writer`) is asked first, always. Only when it cannot answer at all (its first
+// read fails: DatabaseUnavailable) does `reader` (a replica) prove the mapping instead; once it
+// has answered, its answer stands (an insert that then fails is a 503). The fallback: a row a
+// replica holds came from the primary through replication, so a recipient recorded earlier is
+// answered while the primary is away, and a new one gets the 503. (A primary that crashed with
 // sync_binlog = 0 may have lost a row it had already replicated; the next request after it is
 // back records it again, insert-if-absent.)
 void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,

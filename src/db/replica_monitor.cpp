@@ -26,6 +26,9 @@ constexpr const char* kPrimarySql =
 // that a promoted replica's heartbeat counts as soon as it writes one.
 constexpr const char* kReplicaSql = "SELECT MAX(written_us) FROM replication_heartbeat";
 
+// The primary's event writes a heartbeat this often (sql/migrations/0005).
+constexpr std::int64_t kHeartbeatPeriodMs = 1000;
+
 std::int64_t monotonic_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
@@ -36,7 +39,10 @@ std::int64_t monotonic_ms() {
 
 ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreakers& breakers,
                                      metrics::Scoreboard& board)
-    : config_(config), board_(board), pid_(static_cast<std::int32_t>(::getpid())) {
+    : config_(config),
+      board_(board),
+      pid_(static_cast<std::int32_t>(::getpid())),
+      generation_(board.lag_monitor_generation.load()) {
   if (config.db.replicas.empty() || config.db.replica_max_lag_s == 0) return;  // nothing to bound
   // A second per server and statement: a hung server holds this thread for that long only.
   auto options = connection_options(config.db, /*statement_timeout_ms=*/1000);
@@ -78,6 +84,11 @@ std::chrono::milliseconds ReplicaLagMonitor::round() {
 
 bool ReplicaLagMonitor::hold_lease() {
   std::int32_t holder = board_.lag_monitor_pid.load();
+  if (board_.lag_monitor_generation.load() != generation_) {
+    // A process of a configuration since reloaded: it measures no more.
+    if (holder == pid_) board_.lag_monitor_pid.compare_exchange_strong(holder, 0);
+    return false;
+  }
   if (holder == pid_) return true;
   if (holder != 0 && monotonic_ms() - board_.lag_monitor_beat_ms.load() < kLease.count()) {
     return false;
@@ -89,17 +100,33 @@ bool ReplicaLagMonitor::hold_lease() {
 }
 
 void ReplicaLagMonitor::measure() {
+  using std::chrono::steady_clock;
   const auto primary = read_primary(servers_.back());
+  const auto primary_read_at = steady_clock::now();
   if (primary.now_us) last_primary_now_us_ = primary.now_us;
+  board_.lag_monitor_beat_ms.store(monotonic_ms());
   const std::span replicas(servers_.data(), servers_.size() - 1);
   std::vector<std::optional<std::int64_t>> heartbeats;
-  for (auto& replica : replicas) heartbeats.push_back(read_heartbeat(replica));
+  std::vector<std::int64_t> read_after_primary_us;  // how long after the primary's clock
+  for (auto& replica : replicas) {
+    heartbeats.push_back(read_heartbeat(replica));
+    read_after_primary_us.push_back(
+        std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - primary_read_at)
+            .count());
+    board_.lag_monitor_beat_ms.store(monotonic_ms());  // a slow round keeps its lease
+  }
 
+  // Published only by the holder still: one stalled past the lease between two reads (beats)
+  // has lost it to a process with fresher readings.
+  if (board_.lag_monitor_pid.load() != pid_) return;
   const auto reference = lag_reference(primary.now_us, last_primary_clock(), heartbeats);
   const auto now_unix_ms = util::unix_ms_now();
   publish_primary(primary, now_unix_ms);
   for (std::size_t i = 0; i < replicas.size(); ++i) {
-    publish_replica(replicas[i], replica_lag_ms(reference, heartbeats[i]),
+    // Against the primary's clock as it was when this replica was read, not earlier.
+    auto reference_at_read = reference;
+    if (primary.now_us && reference) *reference_at_read += read_after_primary_us[i];
+    publish_replica(replicas[i], replica_lag_ms(reference_at_read, heartbeats[i]),
                     primary.now_us.has_value(), now_unix_ms);
   }
 }
@@ -108,7 +135,8 @@ void ReplicaLagMonitor::follow() {
   for (std::size_t i = 0; i + 1 < servers_.size(); ++i) {
     auto& replica = servers_[i];
     if (const auto* slot = board_.find_server(replica.key)) {
-      replica.in_rotation = slot->in_rotation.load() != 0;
+      // Not measured yet (a replica a reload added, a pool starting): not trusted yet.
+      replica.in_rotation = slot->measured_unix_ms.load() != 0 && slot->in_rotation.load() != 0;
     }
     replica.target.breaker->set_in_rotation(replica.in_rotation);
   }
@@ -170,9 +198,12 @@ void ReplicaLagMonitor::publish_replica(Server& replica, std::optional<std::int6
   const std::int64_t max_lag_ms = std::int64_t{config_.db.replica_max_lag_s} * 1000;
   auto* slot = board_.find_server(replica.key);
   const bool was = slot != nullptr ? slot->in_rotation.load() != 0 : replica.in_rotation;
-  // Back in only on a reading of the primary: without one, "caught up" means caught up with
-  // what the pool last saw, not with the primary.
-  const bool next = next_in_rotation(was, lag_ms, max_lag_ms) && (was || primary_read);
+  // Back in on a reading of the primary; without one, only a replica that holds all the pool
+  // knows the primary wrote (within a heartbeat: a second), the same evidence that keeps a
+  // current replica in. Being caught up with less would not bound its data.
+  const bool caught_up_with_known = lag_ms && *lag_ms <= kHeartbeatPeriodMs;
+  const bool next =
+      next_in_rotation(was, lag_ms, max_lag_ms) && (was || primary_read || caught_up_with_known);
   replica.in_rotation = next;
   if (slot != nullptr) {
     slot->in_rotation.store(next ? 1 : 0);

@@ -16,8 +16,10 @@
 // last reading cannot be known: replicas are measured against the newest time the primary is
 // known to have written (its clock at the last reading, shared by the pool, or a fresher
 // replica's heartbeat), so one that was current stays in and serves (answers rather than none:
-// the primary is the only other server), one that falls behind another goes out, and none comes
-// back in until the primary is read again.
+// the primary is the only other server), one that falls behind another goes out, and one comes
+// back in only once it holds all the pool knows the primary wrote, or the primary is read again.
+// A replica not measured yet is out. After a reload only a process of the new configuration
+// measures (the master moves the lease's generation).
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -77,7 +79,8 @@ class ReplicaLagMonitor {
   const config::Config& config_;
   metrics::Scoreboard& board_;
   const std::int32_t pid_;
-  std::vector<Server> servers_;  // the replicas in order, then the primary
+  const std::uint32_t generation_;  // the configuration's (metrics::Scoreboard's lease)
+  std::vector<Server> servers_;     // the replicas in order, then the primary
   std::optional<std::int64_t> last_primary_now_us_;
   BackgroundLoop loop_;
 };

@@ -85,6 +85,7 @@ inline constexpr std::size_t kMaxServerSlots = 16;
 // their figures here, and every process takes its replicas' rotation from here.
 struct ServerSlot {
   std::atomic<std::uint64_t> key{0};  // server_key(address); 0: a free slot
+  // A replica is in rotation only once measured (measured_unix_ms set) and found current.
   std::atomic<std::uint32_t> in_rotation{1};
   // A replica's lag; the primary's own heartbeat's age (its event is running while this stays
   // under a second or two). -1: not known.
@@ -138,9 +139,12 @@ struct Scoreboard {
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
   std::array<ServerSlot, kMaxServerSlots> servers{};
   // The process that measures the servers for the pool (0: none), and when it last did, on
-  // CLOCK_MONOTONIC in milliseconds: another process takes over once it stops.
+  // CLOCK_MONOTONIC in milliseconds: another process takes over once it stops. Only a process
+  // of the current configuration may (lag_monitor_generation, moved by the master at each
+  // reload, which also frees the lease): an old one draining after a reload measures no more.
   std::atomic<std::int32_t> lag_monitor_pid{0};
   std::atomic<std::int64_t> lag_monitor_beat_ms{0};
+  std::atomic<std::uint32_t> lag_monitor_generation{0};
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;
