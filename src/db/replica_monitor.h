@@ -12,14 +12,14 @@
 // out until it answers again.
 //
 // The bound: while the primary answers, an answer's data is at most db_replica_max_lag_s plus
-// about a second old, whatever replication does. While it does not, what it wrote since its
-// last reading cannot be known: replicas are measured against the newest time the primary is
-// known to have written (its clock at the last reading, shared by the pool, or a fresher
-// replica's heartbeat), so one that was current stays in and serves (answers rather than none:
-// the primary is the only other server), one that falls behind another goes out, and one comes
-// back in only once it holds all the pool knows the primary wrote, or the primary is read again.
-// A replica not measured yet is out. After a reload only a process of the new configuration
-// measures (the master moves the lease's generation).
+// two seconds old (a round to measure, a round of every process to follow it), whatever
+// replication does. While it does not, what it wrote since its last reading cannot be known:
+// replicas are measured against the newest time the primary is known to have written (its clock at
+// the last reading, shared by the pool, or a fresher replica's heartbeat), so one that was current
+// stays in and serves (answers rather than none: the primary is the only other server), one that
+// falls behind another goes out, and one comes back in only once it holds all the pool knows the
+// primary wrote, or the primary is read again. A replica not measured yet is out. After a reload
+// only a process of the new configuration measures (the master moves the lease's generation).
 #include <chrono>
 #include <cstdint>
 #include <memory>
