@@ -50,6 +50,7 @@ ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreake
   for (auto& target : breakers.attach(read_targets(config.db))) {
     std::string name = target.endpoint.describe();
     const auto key = metrics::server_key(name);
+    if (const auto* slot = board.find_server(key)) target.breaker->follow_rotation(*slot, key);
     auto session = std::make_unique<Database>(std::vector{target}, options, /*probe=*/true);
     servers_.push_back({std::move(target), std::move(name), key, std::move(session)});
   }
@@ -74,7 +75,6 @@ std::chrono::milliseconds ReplicaLagMonitor::round() {
     measure();
     board_.lag_monitor_beat_ms.store(monotonic_ms());
   }
-  follow();
   // Every second from start to start: a slow round (a server that waited out its second)
   // does not stretch the interval.
   const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -128,17 +128,6 @@ void ReplicaLagMonitor::measure() {
     if (primary.now_us && reference) *reference_at_read += read_after_primary_us[i];
     publish_replica(replicas[i], replica_lag_ms(reference_at_read, heartbeats[i]),
                     primary.now_us.has_value(), now_unix_ms);
-  }
-}
-
-void ReplicaLagMonitor::follow() {
-  for (std::size_t i = 0; i + 1 < servers_.size(); ++i) {
-    auto& replica = servers_[i];
-    if (const auto* slot = board_.find_server(replica.key)) {
-      // Not measured yet (a replica a reload added, a pool starting): not trusted yet.
-      replica.in_rotation = slot->measured_unix_ms.load() != 0 && slot->in_rotation.load() != 0;
-    }
-    replica.target.breaker->set_in_rotation(replica.in_rotation);
   }
 }
 
@@ -205,6 +194,7 @@ void ReplicaLagMonitor::publish_replica(Server& replica, std::optional<std::int6
   const bool next =
       next_in_rotation(was, lag_ms, max_lag_ms) && (was || primary_read || caught_up_with_known);
   replica.in_rotation = next;
+  replica.target.breaker->set_in_rotation(next);  // used only where the server has no slot
   if (slot != nullptr) {
     slot->in_rotation.store(next ? 1 : 0);
     slot->lag_ms.store(lag_ms.value_or(-1));

@@ -4,15 +4,14 @@
 // its holder stops beating for kLease): every second it reads the primary's clock and each
 // replica's copy of the replication heartbeat (sql/migrations/0005), each on a connection of
 // its own kept between rounds, within a second per server, and writes each server's figures
-// and rotation to the scoreboard (metrics::ServerSlot). Every process, the measuring one
-// included, applies the replicas' rotation to its breakers (CircuitBreaker::in_rotation): a
-// replica further behind than db_replica_max_lag_s, or whose heartbeat cannot be read, is
-// passed over for the next server, the primary last, and back once within half the bound
-// (db/replica_lag.h). A server whose breaker is open (hung) is not measured: a replica is then
-// out until it answers again.
+// and rotation to the scoreboard (metrics::ServerSlot). Every process reads the replicas'
+// rotation from there at each request (CircuitBreaker::in_rotation): a replica further behind
+// than db_replica_max_lag_s, or whose heartbeat cannot be read, is passed over for the next
+// server, the primary last, and back once within half the bound (db/replica_lag.h). A server
+// whose breaker is open (hung) is not measured: a replica is then out until it answers again.
 //
 // The bound: while the primary answers, an answer's data is at most db_replica_max_lag_s plus
-// two seconds old (a round to measure, a round of every process to follow it), whatever
+// one second old (a round to measure; every process follows at its next request), whatever
 // replication does. While it does not, what it wrote since its last reading cannot be known:
 // replicas are measured against the newest time the primary is known to have written (its clock at
 // the last reading, shared by the pool, or a fresher replica's heartbeat), so one that was current
@@ -68,7 +67,6 @@ class ReplicaLagMonitor {
   std::chrono::milliseconds round();
   bool hold_lease();
   void measure();
-  void follow();  // applies the pool's rotation to this process's breakers
   PrimaryReading read_primary(Server& primary);
   std::optional<std::int64_t> read_heartbeat(Server& replica);
   std::optional<std::int64_t> last_primary_clock() const;
