@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <span>
 
 #include "chain/amount.h"
 #include "chain/deposit_address.h"
 #include "chain/sha256.h"
 #include "domain/history.h"
+#include "domain/reference_data.h"
 
 namespace connector::admin {
 namespace {
@@ -29,10 +31,8 @@ constexpr std::array<KnownNetwork, 4> kKnownNetworks = {{
     {"UNITIoTTestnet", 1007, "SideBase", "unitiottestnet"},
     {"UNITCoreTestnet", 26888, "MainBase", "unitcoretestnet"},
 }};
-constexpr std::array<std::string_view, 4> kAssetTypes = {"Coin", "ERC-20", "NRC-6", "BRC-20"};
 
-template <std::size_t N>
-bool one_of(const std::array<std::string_view, N>& values, std::string_view value) {
+bool one_of(std::span<const std::string_view> values, std::string_view value) {
   return std::find(values.begin(), values.end(), value) != values.end();
 }
 
@@ -268,7 +268,7 @@ AssetRow read_asset(const Entry& e, const MergedReference& ref) {
   row.id = e.integer("id");
   chain_field(e, "slug", ref, &row.slug);
   row.asset_type = e.text("asset_type");
-  if (!one_of(kAssetTypes, row.asset_type)) {
+  if (!one_of(domain::kAssetTypes, row.asset_type)) {
     e.fail("asset_type", "must be Coin, ERC-20, NRC-6 or BRC-20");
   }
   row.address = e.address("asset", row.asset_type != "Coin");

@@ -98,6 +98,20 @@ constexpr AccessPath kPaths[] = {
     {"ix_history_status", "status", false, kCounters},
     {"PRIMARY", "", false, kCounters},
 };
+
+// Every address path's counters are kept by history_address_counts, whose ENUM names them.
+constexpr bool address_counters_known() {
+  for (const auto& path : kPaths) {
+    if (path.total == kAddressCounters &&
+        std::find(std::begin(kCountedAddressColumns), std::end(kCountedAddressColumns),
+                  path.column) == std::end(kCountedAddressColumns)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(address_counters_known(),
+              "an address path that history_address_counts does not count");
 // The unfiltered list's deferred join skips its offset on the narrowest index in id order.
 constexpr std::string_view kNarrowIdIndex = "ix_history_id";
 

@@ -17,6 +17,10 @@
 
 namespace connector::db {
 
+// The address columns history_address_counts counts by (its address_column ENUM, in order).
+inline constexpr std::string_view kCountedAddressColumns[] = {
+    "source_deposit_address", "source_sender", "destination_address"};
+
 // Where the exact total of a path's list comes from.
 enum class TotalSource {
   kCounters,         // coarse filters: a sum of history_counts rows

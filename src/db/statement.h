@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -19,13 +20,27 @@ namespace connector::db {
 using Param = std::variant<std::monostate, std::string, std::uint64_t>;
 using Params = std::vector<Param>;
 
+// An ENUM index the code has no value for: a schema newer than the code (db/schema_enums.h).
+class UnknownEnumValue : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The value of a column as a C++ type; NULL reads as "" or 0. An enum is read from a MariaDB
 // ENUM selected as its index (`column + 0`, 1 for the first value): the C++ enum lists the
-// same values in the same order, from 0.
+// same values in the same order, from 0 (enum_names(T), found next to the enum; a test holds
+// them to the schema), and any other index throws.
 template <typename T>
 T read_value(sql::ResultSet& rs, int column) {
   if constexpr (std::is_enum_v<T>) {
-    return static_cast<T>(rs.getUInt64(column) - 1);
+    const std::uint64_t index = rs.getUInt64(column);
+    const auto names = enum_names(T{});
+    if (index == 0 || index > names.size()) {
+      throw UnknownEnumValue("ENUM index " + std::to_string(index) + " in column " +
+                             std::to_string(column) + " has no value in the code (" +
+                             std::to_string(names.size()) + " known): a schema newer than it");
+    }
+    return static_cast<T>(index - 1);
   } else if constexpr (std::is_same_v<T, std::string>) {
     return rs.isNull(column) ? std::string() : std::string(rs.getString(column));
   } else if constexpr (std::is_same_v<T, bool>) {

@@ -5,12 +5,16 @@
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace connector::domain {
 
 enum class ChainStatus : std::uint8_t { kOk, kStuck, kOffline, kSyncing };
 inline constexpr std::string_view kChainStatuses[] = {"OK", "STUCK", "OFFLINE", "SYNCING"};
+
+// The spellings by value: read_value checks an ENUM index from the database against them.
+constexpr std::span<const std::string_view> enum_names(ChainStatus) { return kChainStatuses; }
 
 constexpr std::string_view status_name(ChainStatus status) {
   return kChainStatuses[static_cast<std::size_t>(status)];

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,9 @@ enum class SortOrder { kAscending, kDescending };
 // their canonical spelling (kHistoryStatuses, by value).
 enum class HistoryStatus : std::uint8_t { kDeposit, kPending, kConfirmed, kError };
 inline constexpr std::string_view kHistoryStatuses[] = {"Deposit", "Pending", "Confirmed", "Error"};
+
+// The spellings by value: read_value checks an ENUM index from the database against them.
+constexpr std::span<const std::string_view> enum_names(HistoryStatus) { return kHistoryStatuses; }
 
 constexpr std::string_view status_name(HistoryStatus status) {
   return kHistoryStatuses[static_cast<std::size_t>(status)];

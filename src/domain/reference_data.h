@@ -13,6 +13,10 @@
 
 namespace connector::domain {
 
+// The values of chains.base_chain and assets.asset_type, in the schema's ENUM order.
+inline constexpr std::string_view kBaseChains[] = {"MainBase", "SideBase"};
+inline constexpr std::string_view kAssetTypes[] = {"Coin", "ERC-20", "NRC-6", "BRC-20"};
+
 struct Chain {
   std::uint16_t ref = 0;  // the row id, what other tables point at
   std::string slug;
