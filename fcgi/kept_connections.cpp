@@ -15,17 +15,16 @@ namespace connector::fcgi {
 namespace {
 
 // A periodic timer: every sweep_period() of the idle limit.
-int make_sweep_timer(std::chrono::milliseconds idle_limit) {
-  const int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("timerfd_create failed");
+UniqueFd make_sweep_timer(std::chrono::milliseconds idle_limit) {
+  auto timer =
+      checked_fd(::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC), "timerfd_create");
   const auto period = sweep_period(idle_limit);
   const timespec every{0, static_cast<long>(period.count()) * 1'000'000};
   const itimerspec spec{every, every};
-  if (::timerfd_settime(fd, 0, &spec, nullptr) != 0) {
-    ::close(fd);
+  if (::timerfd_settime(timer.get(), 0, &spec, nullptr) != 0) {
     throw std::runtime_error("timerfd_settime failed");
   }
-  return fd;
+  return timer;
 }
 
 // What a parked connection holds that is not read yet.
@@ -40,65 +39,54 @@ Input pending_input(int fd) {
 }  // namespace
 
 KeptConnections::KeptConnections(std::chrono::milliseconds idle_limit)
-    : epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)),
+    : epoll_fd_(checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
       timer_fd_(make_sweep_timer(idle_limit)),
-      idle_limit_(idle_limit) {
-  if (epoll_fd_ < 0) throw std::runtime_error("epoll_create1 failed");
-}
+      idle_limit_(idle_limit) {}
 
-KeptConnections::~KeptConnections() {
+void KeptConnections::park(UniqueFd connection) {
   const std::lock_guard lock(mutex_);
-  for (const auto& [fd, parked] : parked_) ::close(fd);
-  ::close(timer_fd_);
-  ::close(epoll_fd_);
-}
-
-void KeptConnections::park(int fd) {
-  const std::lock_guard lock(mutex_);
-  if (draining_ || parked_.size() >= kMaxParked) {
-    ::close(fd);
-    return;
-  }
+  if (draining_ || parked_.size() >= kMaxParked) return;  // closed on return
+  const int fd = connection.get();
   const std::uint32_t generation = next_generation_++;
   epoll_event event{};
   event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
   event.data.u64 = (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(fd);
   // MOD when the connection was parked before (its registration stays, disarmed, while it is
   // served); ADD the first time.
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event) != 0 &&
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
-    ::close(fd);
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &event) != 0 &&
+      ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
     return;
   }
-  parked_[fd] = {generation, Clock::now()};
+  parked_[fd] = {std::move(connection), generation, Clock::now()};
   update_count();
 }
 
-int KeptConnections::take_ready(int timeout_ms) {
+UniqueFd KeptConnections::take_ready(int timeout_ms) {
   epoll_event event{};
   for (;;) {
-    const int ready = ::epoll_wait(epoll_fd_, &event, 1, timeout_ms);
+    const int ready = ::epoll_wait(epoll_fd_.get(), &event, 1, timeout_ms);
     if (ready < 0 && errno == EINTR) continue;
-    return ready == 1 ? take(event.data.u64) : -1;
+    return ready == 1 ? take(event.data.u64) : UniqueFd();
   }
 }
 
-// -1 when the token's connection was closed as idle while its event was on its way.
-int KeptConnections::take(std::uint64_t token) {
+// None when the token's connection was closed as idle while its event was on its way.
+UniqueFd KeptConnections::take(std::uint64_t token) {
   const int fd = static_cast<int>(token & 0xffffffffU);
   const auto generation = static_cast<std::uint32_t>((token >> 32) & kGenerationMask);
   const std::lock_guard lock(mutex_);
   const auto found = parked_.find(fd);
-  if (found == parked_.end() || found->second.generation != generation) return -1;
+  if (found == parked_.end() || found->second.generation != generation) return {};
+  UniqueFd connection = std::move(found->second.connection);
   parked_.erase(found);
   update_count();
-  return fd;
+  return connection;
 }
 
 void KeptConnections::on_timer() {
   std::uint64_t expirations = 0;
   // Another thread may have read it first (EAGAIN): then it sweeps.
-  if (::read(timer_fd_, &expirations, sizeof expirations) > 0) close_idle();
+  if (::read(timer_fd_.get(), &expirations, sizeof expirations) > 0) close_idle();
 }
 
 void KeptConnections::close_idle() {
@@ -115,9 +103,9 @@ void KeptConnections::close_idle() {
       ++it;
       continue;
     }
-    // Out of the set before the close: an event already on its way finds no entry in take().
-    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
-    ::close(it->first);
+    // Out of the set before the close (the erase): an event already on its way finds no entry
+    // in take().
+    ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->first, nullptr);
     it = parked_.erase(it);
   }
   update_count();

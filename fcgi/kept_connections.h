@@ -24,6 +24,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "unique_fd.h"
+
 namespace connector::fcgi {
 
 class KeptConnections {
@@ -36,22 +38,22 @@ class KeptConnections {
   static constexpr std::size_t kMaxParked = 512;
 
   explicit KeptConnections(std::chrono::milliseconds idle_limit);
-  ~KeptConnections();  // closes the connections still parked
+  ~KeptConnections() = default;  // closes the connections still parked
   KeptConnections(const KeptConnections&) = delete;
   KeptConnections& operator=(const KeptConnections&) = delete;
 
   // The set's epoll descriptor: readable while a parked connection has its next request (or
   // was closed by nginx). It goes into the threads' own epoll set, with timer_fd().
-  int fd() const { return epoll_fd_; }
+  int fd() const { return epoll_fd_.get(); }
   // Readable once per sweep period: the thread that sees it calls on_timer().
-  int timer_fd() const { return timer_fd_; }
+  int timer_fd() const { return timer_fd_.get(); }
 
-  // Connection `fd` has answered its request and stays open: parked until its next request.
+  // The connection has answered its request and stays open: parked until its next request.
   // Closed at once when it cannot be watched, when kMaxParked are parked, or once draining.
-  void park(int fd);
+  void park(UniqueFd connection);
   // A parked connection whose next request arrived, now the caller's, waiting at most
-  // `timeout_ms`; -1 when none.
-  int take_ready(int timeout_ms);
+  // `timeout_ms`; none (an empty UniqueFd) when none arrived.
+  UniqueFd take_ready(int timeout_ms);
   // The sweep timer fired: closes the parked connections idle past their limit.
   void on_timer();
   // Closes the parked connections idle past their limit (idle_limit, or kDrainIdle once
@@ -66,19 +68,20 @@ class KeptConnections {
  private:
   static constexpr std::uint64_t kGenerationMask = 0xffffffffU;
   struct Parked {
+    UniqueFd connection;
     std::uint32_t generation;
     Clock::time_point since;
   };
 
-  int take(std::uint64_t token);
+  UniqueFd take(std::uint64_t token);
   void update_count();  // under mutex_
 
-  const int epoll_fd_;
-  const int timer_fd_;
+  const UniqueFd epoll_fd_;
+  const UniqueFd timer_fd_;
   const std::chrono::milliseconds idle_limit_;
   std::mutex mutex_;
-  std::unordered_map<int, Parked> parked_;
-  std::atomic<std::size_t> count_{0};  // parked_.size(), read without the lock
+  std::unordered_map<int, Parked> parked_;  // by descriptor number
+  std::atomic<std::size_t> count_{0};       // parked_.size(), read without the lock
   std::uint32_t next_generation_ = 0;
   bool draining_ = false;
 };

@@ -18,19 +18,14 @@
 namespace connector::fcgi {
 namespace {
 
-int checked(int fd, const char* what) {
-  if (fd < 0) throw std::runtime_error(std::string(what) + " failed");
-  return fd;
-}
-
-void signal(int event_fd) {
+void signal(const UniqueFd& event_fd) {
   const std::uint64_t one = 1;
-  [[maybe_unused]] const auto written = ::write(event_fd, &one, sizeof one);
+  [[maybe_unused]] const auto written = ::write(event_fd.get(), &one, sizeof one);
 }
 
-void reset(int event_fd) {
+void reset(const UniqueFd& event_fd) {
   std::uint64_t count = 0;
-  [[maybe_unused]] const auto read = ::read(event_fd, &count, sizeof count);
+  [[maybe_unused]] const auto read = ::read(event_fd.get(), &count, sizeof count);
 }
 
 }  // namespace
@@ -41,14 +36,14 @@ PendingRequests::PendingRequests(net::FcgiLimits limits, std::chrono::millisecon
       max_waiting_(max_waiting),
       count_(count),
       sweep_period_(sweep_period(read_timeout)),
-      epoll_fd_(checked(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
-      ready_fd_(checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
-      stop_fd_(checked(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
+      epoll_fd_(checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
+      ready_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
+      stop_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
       screen_(limits) {
   epoll_event stop{};
   stop.events = EPOLLIN;
-  stop.data.fd = stop_fd_;
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, stop_fd_, &stop) != 0) {
+  stop.data.fd = stop_fd_.get();
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, stop_fd_.get(), &stop) != 0) {
     throw std::runtime_error("epoll_ctl failed");
   }
 }
@@ -56,18 +51,14 @@ PendingRequests::PendingRequests(net::FcgiLimits limits, std::chrono::millisecon
 PendingRequests::~PendingRequests() {
   signal(stop_fd_);
   if (thread_.joinable()) thread_.join();
-  for (const auto& [fd, waiting] : waiting_) ::close(fd);
-  for (const int fd : ready_) ::close(fd);
-  ::close(stop_fd_);
-  ::close(ready_fd_);
-  ::close(epoll_fd_);
 }
 
 void PendingRequests::start() {
   thread_ = std::thread([this] { run(); });
 }
 
-void PendingRequests::add(int fd, Clock::time_point deadline) {
+void PendingRequests::add(UniqueFd connection, Clock::time_point deadline) {
+  const int fd = connection.get();
   std::string_view refusal =
       "no whole request on arrival while the most connections allowed per process "
       "(PendingRequests::kMaxWaiting) were waiting for theirs";
@@ -76,32 +67,32 @@ void PendingRequests::add(int fd, Clock::time_point deadline) {
     if (waiting_.size() < max_waiting_) {
       // In the map (the sweep's list) before epoll can report it, so that the thread, which
       // erases it when it is done with the connection, always finds it there.
-      waiting_.emplace(fd, Waiting{deadline, 0});
+      auto& waiting = waiting_[fd] = Waiting{std::move(connection), deadline, 0};
       epoll_event event{};
       event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
       event.data.fd = fd;
       // ADD reports at once what is already queued, so no byte that came after the caller's
       // look is missed.
-      if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) == 0) {
+      if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) == 0) {
         update_count();
         return;
       }
+      connection = std::move(waiting.connection);
       waiting_.erase(fd);
       refusal = "no whole request on arrival, and the connection could not be watched";
     }
   }
   note_rejection({Screened::Outcome::kRejected, net::FcgiRejection::kDeadline, refusal},
                  read_timeout_);
-  ::close(fd);
-}
+}  // the connection is closed here
 
-int PendingRequests::take() {
+UniqueFd PendingRequests::take() {
   const std::lock_guard lock(mutex_);
-  if (ready_.empty()) return -1;
-  const int fd = ready_.front();
+  if (ready_.empty()) return {};
+  UniqueFd connection = std::move(ready_.front());
   ready_.pop_front();
   if (ready_.empty()) reset(ready_fd_);
-  return fd;
+  return connection;
 }
 
 bool PendingRequests::empty() {
@@ -114,10 +105,10 @@ void PendingRequests::run() {
   auto next_sweep = Clock::now() + sweep_period_;
   for (;;) {
     const auto wait = std::chrono::ceil<std::chrono::milliseconds>(next_sweep - Clock::now());
-    const int ready = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+    const int ready = ::epoll_wait(epoll_fd_.get(), events.data(), static_cast<int>(events.size()),
                                    static_cast<int>(std::max<std::int64_t>(wait.count(), 0)));
     for (int i = 0; i < ready; ++i) {
-      if (events[i].data.fd == stop_fd_) return;
+      if (events[i].data.fd == stop_fd_.get()) return;
       on_event(events[i].data.fd, (events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
     }
     if (Clock::now() >= next_sweep) {
@@ -161,23 +152,28 @@ void PendingRequests::on_event(int fd, bool hung_up) {
 }
 
 void PendingRequests::make_ready(int fd) {
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
   const std::lock_guard lock(mutex_);
-  waiting_.erase(fd);
-  update_count();
+  const auto found = waiting_.find(fd);
+  if (found == waiting_.end()) return;
   if (ready_.empty()) signal(ready_fd_);
-  ready_.push_back(fd);
+  ready_.push_back(std::move(found->second.connection));
+  waiting_.erase(found);
+  update_count();
 }
 
 void PendingRequests::drop(int fd, const Screened& why) {
-  ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
+  UniqueFd connection;  // closed on return, after the lock is released
   {
     const std::lock_guard lock(mutex_);
-    waiting_.erase(fd);
+    if (const auto found = waiting_.find(fd); found != waiting_.end()) {
+      connection = std::move(found->second.connection);
+      waiting_.erase(found);
+    }
     update_count();
   }
   if (why.outcome == Screened::Outcome::kRejected) note_rejection(why, read_timeout_);
-  ::close(fd);
 }
 
 void PendingRequests::sweep() {

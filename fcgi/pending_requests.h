@@ -23,6 +23,7 @@
 
 #include "net/fcgi_screen.h"
 #include "request_screen.h"
+#include "unique_fd.h"
 
 namespace connector::fcgi {
 
@@ -36,20 +37,20 @@ class PendingRequests {
   // `count` is kept equal to the connections waiting (the process's /status and /metrics).
   PendingRequests(net::FcgiLimits limits, std::chrono::milliseconds read_timeout,
                   std::atomic<std::uint32_t>& count, std::size_t max_waiting = kMaxWaiting);
-  ~PendingRequests();  // stops the thread; closes the connections still here
+  ~PendingRequests();  // stops the thread; the connections still here are closed
   PendingRequests(const PendingRequests&) = delete;
   PendingRequests& operator=(const PendingRequests&) = delete;
 
   void start();
 
-  // Connection `fd` has no whole request yet: it waits here until it has, until it is closed,
+  // The connection has no whole request yet: it waits here until it has, until it is closed,
   // or until `deadline`. Closed at once (and counted as `deadline`) when max_waiting are
   // waiting.
-  void add(int fd, Clock::time_point deadline);
+  void add(UniqueFd connection, Clock::time_point deadline);
   // Readable while a connection with a whole request waits for a pool thread (an eventfd).
-  int ready_fd() const { return ready_fd_; }
-  // A connection whose whole request is queued, now the caller's; -1 when none.
-  int take();
+  int ready_fd() const { return ready_fd_.get(); }
+  // A connection whose whole request is queued, now the caller's; none when none is.
+  UniqueFd take();
   // Nothing waiting and nothing ready: a stopping process may end.
   bool empty();
 
@@ -66,17 +67,18 @@ class PendingRequests {
   const std::size_t max_waiting_;
   std::atomic<std::uint32_t>& count_;
   const std::chrono::milliseconds sweep_period_;
-  const int epoll_fd_;
-  const int ready_fd_;
-  const int stop_fd_;
+  const UniqueFd epoll_fd_;
+  const UniqueFd ready_fd_;
+  const UniqueFd stop_fd_;
   RequestScreen screen_;  // used by the thread only
   std::mutex mutex_;
   struct Waiting {
+    UniqueFd connection;
     Clock::time_point deadline;
     std::size_t need_bytes = 0;  // no look before this many bytes are queued (or a hang-up)
   };
-  std::unordered_map<int, Waiting> waiting_;
-  std::deque<int> ready_;
+  std::unordered_map<int, Waiting> waiting_;  // by descriptor number
+  std::deque<UniqueFd> ready_;
   std::thread thread_;
 };
 

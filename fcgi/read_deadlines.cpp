@@ -51,11 +51,11 @@ void ReadDeadlines::stop() {
 }
 
 bool ReadDeadlines::reading(unsigned slot, int fd) {
-  const int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (copy < 0) return false;
+  UniqueFd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 0));
+  if (!copy) return false;
   auto& s = slots_[slot];
   const std::lock_guard lock(s.mutex);
-  s.fd = copy;
+  s.copy = std::move(copy);
   s.deadline = Clock::now() + limit_;
   s.cut = false;
   return true;
@@ -64,8 +64,7 @@ bool ReadDeadlines::reading(unsigned slot, int fd) {
 void ReadDeadlines::done(unsigned slot) {
   auto& s = slots_[slot];
   const std::lock_guard lock(s.mutex);
-  if (s.fd >= 0) ::close(s.fd);
-  s.fd = -1;
+  s.copy.reset();
 }
 
 void ReadDeadlines::run() {
@@ -79,9 +78,9 @@ void ReadDeadlines::run() {
     for (unsigned i = 0; i < count_; ++i) {
       auto& s = slots_[i];
       const std::lock_guard slot_lock(s.mutex);
-      if (s.fd >= 0 && !s.cut && now >= s.deadline) {
+      if (s.copy && !s.cut && now >= s.deadline) {
         // Both directions: the read returns 0 and a write fails; the peer sees the close.
-        ::shutdown(s.fd, SHUT_RDWR);
+        ::shutdown(s.copy.get(), SHUT_RDWR);
         s.cut = true;
         ++cut;
       }

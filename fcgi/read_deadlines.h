@@ -11,6 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "unique_fd.h"
+
 namespace connector::fcgi {
 
 class ReadDeadlines {
@@ -39,7 +41,7 @@ class ReadDeadlines {
  private:
   struct Slot {
     std::mutex mutex;
-    int fd = -1;  // the duplicate; -1 when the thread is not reading
+    UniqueFd copy;  // the duplicate; none when the thread is not reading
     Clock::time_point deadline;
     bool cut = false;
   };

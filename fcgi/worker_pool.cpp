@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "api/router.h"
@@ -72,6 +73,39 @@ void skip_stdin(FCGX_Request& request) {
   }
 }
 
+// libfcgi's request, initialised for connections this pool hands over (read_request()) and
+// freed at the end of the thread.
+class LibfcgiRequest {
+ public:
+  LibfcgiRequest() { FCGX_InitRequest(&request_, -1, 0); }
+  ~LibfcgiRequest() { FCGX_Free(&request_, /*close=*/1); }
+  LibfcgiRequest(const LibfcgiRequest&) = delete;
+  LibfcgiRequest& operator=(const LibfcgiRequest&) = delete;
+  FCGX_Request& get() { return request_; }
+
+ private:
+  FCGX_Request request_{};
+};
+
+// The access log's line for one answer. Health and monitoring probes (a balancer's every few
+// seconds) stay out of it unless they fail or are slow; /metrics and /status count them.
+void log_access(const util::AccessLog& access_log, const api::HttpResponse& response,
+                const std::string& method, std::uint64_t duration_us, bool slow) {
+  const bool probe = response.endpoint_index == api::kOpsEndpoint && response.status < 500;
+  if (!slow && (!access_log.enabled() || probe)) return;
+  const util::AccessRecord record{util::unix_ms_now(),
+                                  response.request_id,
+                                  method,
+                                  api::kEndpointLabels[response.endpoint_index],
+                                  response.status,
+                                  duration_us,
+                                  response.body.size(),
+                                  static_cast<int>(::getpid())};
+  const std::string line = util::format_access_line(record);
+  if (slow) util::log_warning("slow request: " + line.substr(0, line.size() - 1));
+  access_log.write(line);
+}
+
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
   const std::uint32_t now = board.active_threads();
@@ -82,10 +116,44 @@ void note_active(metrics::Scoreboard& board) {
 
 }  // namespace
 
+// What one thread answers with: its own database sessions (read and write accounts), the
+// stores over them, and a router. Built in the thread: the driver's per-thread setup first.
+class WorkerPool::Thread {
+ public:
+  Thread(const config::Config& config, db::CircuitBreakers& breakers, db::ReferenceCache& reference,
+         db::SupplyCache& supply, const std::vector<std::string>& read_servers)
+      : reader_(breakers.attach(db::read_targets(config.db)),
+                db::connection_options(config.db, config.worker.request_timeout_ms)),
+        writer_(breakers.attach(db::write_targets(config.db)),
+                db::connection_options(config.db, config.worker.request_timeout_ms)),
+        history_(reader_),
+        new_rows_(config.worker.new_accounts_per_minute, db::new_row_window()),
+        accounts_(reader_, writer_, new_rows_),
+        readiness_(reader_),
+        router_({history_, accounts_, readiness_, reference, supply, read_servers}) {}
+
+  // One deadline for all the request's database work, on both connections.
+  void set_deadline(Clock::time_point deadline) {
+    reader_.set_deadline(deadline);
+    writer_.set_deadline(deadline);
+  }
+  api::Router& router() { return router_; }
+
+ private:
+  db::DriverThreadScope driver_thread_;
+  db::Database reader_;
+  db::Database writer_;
+  db::MariaDbHistoryStore history_;
+  db::NewRowBudget new_rows_;
+  db::MariaDbDepositAccountStore accounts_;
+  db::MariaDbReadinessCheck readiness_;
+  api::Router router_;
+};
+
 WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
                        const util::AccessLog& access_log)
     : listen_fd_(listen_fd),
-      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)),
+      stop_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
       web_servers_(net::WebServerAddrs::from_environment()),
       read_timeout_(config.worker.fcgi_read_timeout_ms),
       read_deadlines_(config.worker.threads, read_timeout_),
@@ -110,8 +178,6 @@ WorkerPool::~WorkerPool() {
   refresher_.stop();
   prober_.stop();
   lag_monitor_.stop();
-  ::close(epoll_fd_);
-  ::close(stop_fd_);
 }
 
 void WorkerPool::start() {
@@ -130,7 +196,7 @@ void WorkerPool::start() {
 void WorkerPool::request_stop() {
   if (stopping_.exchange(true)) return;
   const std::uint64_t one = 1;
-  [[maybe_unused]] const auto written = ::write(stop_fd_, &one, sizeof one);
+  [[maybe_unused]] const auto written = ::write(stop_fd_.get(), &one, sizeof one);
 }
 
 void WorkerPool::join() {
@@ -145,13 +211,33 @@ void WorkerPool::beat() {
       std::memory_order_relaxed);
 }
 
-int WorkerPool::wait_for_work() {
+UniqueFd WorkerPool::next_connection() {
+  if (!stopping_) {
+    if (auto connection = wait_for_work()) return connection;
+  }
+  // Stopping: every free thread helps drain the kept connections (kept_connections.h), then
+  // ends. A request still arriving is waited for too, within its read deadline.
+  for (;;) {
+    kept_.begin_drain();
+    if (kept_.empty() && pending_.empty()) return {};
+    if (auto connection = take_while_draining()) return connection;
+  }
+}
+
+UniqueFd WorkerPool::take_while_draining() {
+  UniqueFd connection = pending_.take();
+  if (!connection) connection = kept_.take_ready(KeptConnections::kDrainWaitMs);
+  kept_.close_idle();
+  return connection;
+}
+
+UniqueFd WorkerPool::wait_for_work() {
   // An idle thread wakes once a second to beat: the master feeds systemd's watchdog only while
   // every process beats (master.h).
   constexpr int kHeartbeatMs = 1000;
   epoll_event event{};
   while (!stopping_) {
-    const int ready = ::epoll_wait(epoll_fd_, &event, 1, kHeartbeatMs);
+    const int ready = ::epoll_wait(epoll_fd_.get(), &event, 1, kHeartbeatMs);
     beat();
     if (ready < 0) {
       if (errno == EINTR) continue;
@@ -160,38 +246,33 @@ int WorkerPool::wait_for_work() {
       continue;
     }
     if (ready == 0) continue;
+    UniqueFd connection;  // none when another thread took it first
     if (event.data.fd == kept_.fd()) {
-      const int fd = kept_.take_ready(0);
-      if (fd >= 0) return fd;
-      continue;  // another thread took it first
-    }
-    if (event.data.fd == pending_.ready_fd()) {
-      const int fd = pending_.take();
-      if (fd >= 0) return fd;
-      continue;  // another thread took it first
-    }
-    if (event.data.fd == kept_.timer_fd()) {
+      connection = kept_.take_ready(0);
+    } else if (event.data.fd == pending_.ready_fd()) {
+      connection = pending_.take();
+    } else if (event.data.fd == kept_.timer_fd()) {
       kept_.on_timer();
-      continue;
+    } else if (event.data.fd == stop_fd_.get()) {
+      return {};
+    } else if (event.events & EPOLLIN) {
+      connection = accept_connection();
+    } else {
+      // EPOLLERR/EPOLLHUP on the listening socket: never spin on a broken socket.
+      util::log_warning("the listening socket reports an error; retrying");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    if (event.data.fd == stop_fd_) return -1;
-    if (event.events & EPOLLIN) {
-      const int fd = accept_connection();
-      if (fd >= 0) return fd;
-      continue;
-    }
-    // EPOLLERR/EPOLLHUP on the listening socket: never spin on a broken socket.
-    util::log_warning("the listening socket reports an error; retrying");
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (connection) return connection;
   }
-  return -1;
+  return {};
 }
 
-int WorkerPool::accept_connection() {
+UniqueFd WorkerPool::accept_connection() {
   sockaddr_storage peer{};
   socklen_t length = sizeof peer;
-  const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC);
-  if (fd < 0) {
+  UniqueFd connection(
+      ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length, SOCK_CLOEXEC));
+  if (!connection) {
     // EAGAIN: another thread or process took it; EINTR, ECONNABORTED: nothing to serve. Out of
     // descriptors or memory: the connection stays queued and epoll reports it again at once, so
     // pause rather than spin.
@@ -202,7 +283,7 @@ int WorkerPool::accept_connection() {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
-    return -1;
+    return {};
   }
   const auto* address = reinterpret_cast<const sockaddr*>(&peer);
   if (!web_servers_.allows(address, length)) {
@@ -211,48 +292,35 @@ int WorkerPool::accept_connection() {
       util::log_warning("refused a FastCGI connection from " + net::describe_peer(address, length) +
                         ": not in FCGI_WEB_SERVER_ADDRS (" + web_servers_.describe() + ")");
     }
-    ::close(fd);
-    return -1;
+    return {};
   }
-  set_send_timeout(fd, read_timeout_);  // a whole answer's deadline: write_response()
+  set_send_timeout(connection.get(), read_timeout_);  // a whole answer's deadline
   if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6) {
     const int on = 1;  // as libfcgi does: the answer goes out in few writes, no Nagle delay
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    ::setsockopt(connection.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
   }
-  return fd;
+  return connection;
 }
 
 // One epoll set per process: the shared listening socket with EPOLLEXCLUSIVE (a new connection
 // wakes one waiting thread of one process, not the whole pool), the stop eventfd, which wakes
 // them all, the set of kept connections parked between their requests, and the connections
 // whose request has become whole while they waited in pending_.
-int WorkerPool::make_epoll() const {
-  if (stop_fd_ < 0) throw std::runtime_error("eventfd failed");
-  const int epoll_fd = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd < 0) throw std::runtime_error("epoll_create1 failed");
-  epoll_event listen_event{};
-  listen_event.events = EPOLLIN | EPOLLEXCLUSIVE;
-  listen_event.data.fd = listen_fd_;
-  epoll_event stop_event{};
-  stop_event.events = EPOLLIN;
-  stop_event.data.fd = stop_fd_;
-  epoll_event kept_event{};
-  kept_event.events = EPOLLIN;
-  kept_event.data.fd = kept_.fd();
-  epoll_event pending_event{};
-  pending_event.events = EPOLLIN;
-  pending_event.data.fd = pending_.ready_fd();
-  epoll_event timer_event{};
-  timer_event.events = EPOLLIN | EPOLLET;  // one thread per expiration
-  timer_event.data.fd = kept_.timer_fd();
-  if (::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd_, &listen_event) != 0 ||
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, stop_fd_, &stop_event) != 0 ||
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.fd(), &kept_event) != 0 ||
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, pending_.ready_fd(), &pending_event) != 0 ||
-      ::epoll_ctl(epoll_fd, EPOLL_CTL_ADD, kept_.timer_fd(), &timer_event) != 0) {
-    ::close(epoll_fd);
-    throw std::runtime_error("epoll_ctl failed");
-  }
+UniqueFd WorkerPool::make_epoll() const {
+  auto epoll_fd = checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
+  const auto add = [&](int fd, std::uint32_t events) {
+    epoll_event event{};
+    event.events = events;
+    event.data.fd = fd;
+    if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+      throw std::runtime_error("epoll_ctl failed");
+    }
+  };
+  add(listen_fd_, EPOLLIN | EPOLLEXCLUSIVE);
+  add(stop_fd_.get(), EPOLLIN);
+  add(kept_.fd(), EPOLLIN);
+  add(pending_.ready_fd(), EPOLLIN);
+  add(kept_.timer_fd(), EPOLLIN | EPOLLET);  // one thread per expiration
   return epoll_fd;
 }
 
@@ -267,146 +335,111 @@ void WorkerPool::count_request() {
 
 // libfcgi reads only a whole request the screen passed. One not whole yet waits in pending_
 // (no thread held), anything else is closed here.
-bool WorkerPool::screened_whole(RequestScreen& screen, int fd) {
-  const Screened screened = screen.look(fd);
+UniqueFd WorkerPool::screened_whole(RequestScreen& screen, UniqueFd connection) {
+  const Screened screened = screen.look(connection.get());
   switch (screened.outcome) {
     case Screened::Outcome::kRequest:
-      return true;
+      return connection;
     case Screened::Outcome::kIncomplete:
-      pending_.add(fd, Clock::now() + read_timeout_);
-      return false;
+      pending_.add(std::move(connection), Clock::now() + read_timeout_);
+      return {};
     case Screened::Outcome::kRejected:
       note_rejection(screened, read_timeout_);
-      break;
+      return {};
     case Screened::Outcome::kClosed:
-      break;
+      return {};
   }
-  ::close(fd);
-  return false;
+  return {};
+}
+
+// libfcgi gets no listening socket (-1): this pool accepts every connection (with the
+// FCGI_WEB_SERVER_ADDRS check and timeouts), or takes a kept one whose next request arrived,
+// and hands it over open in request.ipcFd, which FCGX_Accept_r then reads the request from.
+// When that read fails (the peer closed, timed out, or broke the protocol), FCGX_Accept_r
+// closes the connection and tries to accept a new one on -1, which fails at once (EBADF): it
+// returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
+// Once the request is read, the connection is ours again (request.ipcFd -1): libfcgi never
+// closes it, and FCGX_Finish_r only frees the request.
+UniqueFd WorkerPool::read_request(unsigned slot, FCGX_Request& request, UniqueFd connection) {
+  // No bound on its read possible (no descriptor left to watch it with): not served.
+  if (!read_deadlines_.reading(slot, connection.get())) return {};
+  request.ipcFd = connection.release();
+  // FCGX_Accept_r starts by finishing the previous request, which closes the connection unless
+  // it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
+  request.keepConnection = 1;
+  // Detached: when libfcgi closes a connection itself (its read failed), it is a plain close(),
+  // not OS_Close's shutdown and read until the peer stops sending (nor its select() on a
+  // descriptor number past FD_SETSIZE).
+  request.detached = 1;
+  const int accepted = FCGX_Accept_r(&request);
+  // The request's body too (nginx sends at least the empty STDIN record that ends it): libfcgi
+  // stops reading after the parameters, and whatever it left unread on a kept connection would
+  // be read as the start of the next request.
+  if (accepted >= 0) skip_stdin(request);
+  read_deadlines_.done(slot);
+  if (accepted < 0) return {};  // libfcgi closed it
+  connection.reset(std::exchange(request.ipcFd, -1));
+  if (FCGX_GetError(request.in) != 0) {  // the request never arrived whole: not answered
+    mark_written(request);               // nothing is written to a peer that broke off
+    FCGX_Finish_r(&request);
+    return {};
+  }
+  return connection;
+}
+
+void WorkerPool::answer(Thread& thread, FCGX_Request& request, UniqueFd connection) {
+  const auto started = Clock::now();
+  const auto deadline = started + std::chrono::milliseconds(config_.worker.request_timeout_ms);
+  thread.set_deadline(deadline);
+  auto& board = metrics::scoreboard();
+  slot_.active.fetch_add(1);
+  board.accepted.fetch_add(1, std::memory_order_relaxed);
+  note_active(board);
+
+  // Copied: the parameters are freed by FCGX_Finish_r, before the access log line is written.
+  const std::string method(param(request, "REQUEST_METHOD"));
+  const auto response = thread.router().handle({
+      .method = method,
+      .path = request_path(request),
+      .query_string = param(request, "QUERY_STRING"),
+      .if_none_match = param(request, "HTTP_IF_NONE_MATCH"),
+      .request_id = param(request, "REQUEST_ID"),
+      .deadline = deadline,
+  });
+  const bool written = write_response(connection.get(), request.requestId, response.head,
+                                      response.body, read_timeout_);
+  const bool keep = written && request.keepConnection;
+  mark_written(request);
+  FCGX_Finish_r(&request);
+  // Kept open (FCGI_KEEP_CONN): parked until its next request. Otherwise closed here, at once
+  // (libfcgi's close, OS_Close, reads until the peer closes, which a peer that keeps sending
+  // would make last for ever).
+  if (keep) {
+    kept_.park(std::move(connection));
+  } else {
+    connection.reset();
+  }
+
+  const auto duration_us = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
+  const bool slow = duration_us >= std::uint64_t{config_.worker.slow_request_ms} * 1000;
+  board.record(response.endpoint_index, response.status, duration_us, slow);
+  slot_.active.fetch_sub(1);
+  slot_.requests.fetch_add(1, std::memory_order_relaxed);
+  log_access(access_log_, response, method, duration_us, slow);
 }
 
 void WorkerPool::serve(unsigned slot) {
-  db::DriverThreadScope driver_thread;
-  const unsigned budget_ms = config_.worker.request_timeout_ms;
-  db::Database reader(breakers_.attach(db::read_targets(config_.db)),
-                      db::connection_options(config_.db, budget_ms));
-  db::Database writer(breakers_.attach(db::write_targets(config_.db)),
-                      db::connection_options(config_.db, budget_ms));
-  db::MariaDbHistoryStore history(reader);
-  db::NewRowBudget new_rows(config_.worker.new_accounts_per_minute, db::new_row_window());
-  db::MariaDbDepositAccountStore accounts(reader, writer, new_rows);
-  db::MariaDbReadinessCheck readiness(reader);
-  api::Router router({history, accounts, readiness, reference_, supply_, read_servers_});
-  auto& board = metrics::scoreboard();
-  const int pid = static_cast<int>(::getpid());
-  FCGX_Request request;
-  // libfcgi gets no listening socket (-1): this loop accepts every connection (with the
-  // FCGI_WEB_SERVER_ADDRS check and timeouts), or takes a kept one whose next request arrived,
-  // and hands it over open in request.ipcFd, which FCGX_Accept_r then reads the request from.
-  // When that read fails (the peer closed, timed out, or broke the protocol), FCGX_Accept_r
-  // closes the connection and tries to accept a new one on -1, which fails at once (EBADF): it
-  // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
-  FCGX_InitRequest(&request, -1, 0);
+  Thread thread(config_, breakers_, reference_, supply_, read_servers_);
+  LibfcgiRequest request;
   RequestScreen screen(fcgi_limits(config_));
-  for (;;) {
-    int fd = stopping_ ? -1 : wait_for_work();  // -1: stopping
-    if (fd < 0) {
-      // Every free thread helps drain the kept connections (kept_connections.h), then ends.
-      // A request still arriving is waited for too, within its read deadline.
-      kept_.begin_drain();
-      if (kept_.empty() && pending_.empty()) break;
-      fd = pending_.take();
-      if (fd < 0) fd = kept_.take_ready(KeptConnections::kDrainWaitMs);
-      kept_.close_idle();
-      if (fd < 0) continue;
-    }
-    if (!screened_whole(screen, fd)) continue;
-    request.ipcFd = fd;
-    // FCGX_Accept_r starts by finishing the previous request, which closes the connection
-    // unless it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
-    request.keepConnection = 1;
-    // Detached: when libfcgi closes a connection itself (its read failed), it is a plain
-    // close(), not OS_Close's shutdown and read until the peer stops sending (nor its select()
-    // on a descriptor number past FD_SETSIZE).
-    request.detached = 1;
-    if (!read_deadlines_.reading(slot, request.ipcFd)) {
-      ::close(fd);  // no bound on its read possible: not served (closed here, not by libfcgi)
-      request.ipcFd = -1;
-      continue;
-    }
-    const int accepted = FCGX_Accept_r(&request);
-    // The request's body too (nginx sends at least the empty STDIN record that ends it):
-    // libfcgi stops reading after the parameters, and whatever it left unread on a kept
-    // connection would be read as the start of the next request.
-    if (accepted >= 0) skip_stdin(request);
-    read_deadlines_.done(slot);
-    if (accepted < 0) continue;
-    if (FCGX_GetError(request.in) != 0) {  // the request never arrived whole: not answered
-      ::close(request.ipcFd);              // nothing is written to a peer that broke off
-      request.ipcFd = -1;
-      mark_written(request);
-      FCGX_Finish_r(&request);
-      continue;
-    }
-    const auto started = Clock::now();
-    // One deadline for all the request's database work, on both connections.
-    const auto deadline = started + std::chrono::milliseconds(budget_ms);
-    reader.set_deadline(deadline);
-    writer.set_deadline(deadline);
-    slot_.active.fetch_add(1);
-    board.accepted.fetch_add(1, std::memory_order_relaxed);
-    note_active(board);
-
-    // Copied: the parameters are freed by FCGX_Finish_r, before the access log line is written.
-    const std::string method(param(request, "REQUEST_METHOD"));
-    const auto response = router.handle({
-        .method = method,
-        .path = request_path(request),
-        .query_string = param(request, "QUERY_STRING"),
-        .if_none_match = param(request, "HTTP_IF_NONE_MATCH"),
-        .request_id = param(request, "REQUEST_ID"),
-        .deadline = deadline,
-    });
-    const bool written = write_response(request.ipcFd, request.requestId, response.head,
-                                        response.body, read_timeout_);
-    if (!written || !request.keepConnection) {
-      // Closed here, at once: libfcgi's close (OS_Close) reads until the peer closes, which a
-      // peer that keeps sending would make last for ever.
-      ::close(request.ipcFd);
-      request.ipcFd = -1;
-    }
-    mark_written(request);
-    FCGX_Finish_r(&request);
-    if (request.ipcFd >= 0) {  // kept open (FCGI_KEEP_CONN): parked until its next request
-      kept_.park(request.ipcFd);
-      request.ipcFd = -1;
-    }
-
-    const auto duration_us = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started).count());
-    const bool slow = duration_us >= std::uint64_t{config_.worker.slow_request_ms} * 1000;
-    board.record(response.endpoint_index, response.status, duration_us, slow);
-    slot_.active.fetch_sub(1);
-    slot_.requests.fetch_add(1, std::memory_order_relaxed);
-    const util::AccessRecord record{util::unix_ms_now(),
-                                    response.request_id,
-                                    method,
-                                    api::kEndpointLabels[response.endpoint_index],
-                                    response.status,
-                                    duration_us,
-                                    response.body.size(),
-                                    pid};
-    // Health and monitoring probes (a balancer's every few seconds) stay out of the access log
-    // unless they fail or are slow; /metrics and /status count them.
-    const bool probe = response.endpoint_index == api::kOpsEndpoint && response.status < 500;
-    if (slow || (access_log_.enabled() && !probe)) {
-      const std::string line = util::format_access_line(record);
-      if (slow) util::log_warning("slow request: " + line.substr(0, line.size() - 1));
-      access_log_.write(line);
-    }
+  while (UniqueFd connection = next_connection()) {
+    connection = screened_whole(screen, std::move(connection));
+    if (connection) connection = read_request(slot, request.get(), std::move(connection));
+    if (!connection) continue;
+    answer(thread, request.get(), std::move(connection));
     count_request();
   }
-  FCGX_Free(&request, /*close=*/1);
 }
 
 }  // namespace connector::fcgi

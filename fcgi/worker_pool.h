@@ -23,7 +23,10 @@
 #include "pending_requests.h"
 #include "read_deadlines.h"
 #include "request_screen.h"
+#include "unique_fd.h"
 #include "util/access_log.h"
+
+struct FCGX_Request;  // libfcgi's (fcgiapp.h)
 
 namespace connector::fcgi {
 
@@ -43,19 +46,31 @@ class WorkerPool {
   bool recycle_due() const { return recycle_due_; }
 
  private:
+  class Thread;  // what one thread answers with: its database sessions and router
+
+  // One thread's loop, the FastCGI exchange step by step: the next connection, its request
+  // screened and read, the answer written, the connection kept or closed, the request counted.
   void serve(unsigned slot);
-  int make_epoll() const;
-  // A new connection, or a kept one whose next request arrived; -1 once stopping.
-  int wait_for_work();
-  int accept_connection();  // an accepted, checked connection; -1 if none
-  // True when `fd` holds a whole request the screen passed; otherwise the connection is now
-  // pending_'s or closed.
-  bool screened_whole(RequestScreen& screen, int fd);
+  UniqueFd make_epoll() const;
+  // The next connection with something to read; none once stopping and drained.
+  UniqueFd next_connection();
+  // A new connection, or a kept one whose next request arrived; none once stopping.
+  UniqueFd wait_for_work();
+  UniqueFd take_while_draining();  // a kept or pending connection's request; none when none
+  UniqueFd accept_connection();    // an accepted, checked connection; none if none
+  // The connection when it holds a whole request the screen passed; otherwise it is now
+  // pending_'s or closed, and none is returned.
+  UniqueFd screened_whole(RequestScreen& screen, UniqueFd connection);
+  // libfcgi reads the request from the connection within the read deadline; the connection
+  // back, or none when the request did not arrive whole (then it is closed).
+  UniqueFd read_request(unsigned slot, FCGX_Request& request, UniqueFd connection);
+  // Answers the request read on the connection, then keeps (parks) or closes the connection.
+  void answer(Thread& thread, FCGX_Request& request, UniqueFd connection);
   void count_request();
   void beat();  // this process is making progress (metrics::ProcessSlot::heartbeat_ms)
 
-  int listen_fd_;
-  int stop_fd_;  // an eventfd: readable once stopping
+  int listen_fd_;           // the process's listening socket, borrowed: it outlives the pool
+  const UniqueFd stop_fd_;  // an eventfd: readable once stopping
   // FCGI_WEB_SERVER_ADDRS, checked for TCP peers.
   const net::WebServerAddrs web_servers_;
   const std::chrono::milliseconds read_timeout_;
@@ -72,7 +87,7 @@ class WorkerPool {
   db::ServerProber prober_;
   KeptConnections kept_;
   PendingRequests pending_;  // connections whose request is not whole yet
-  const int epoll_fd_;       // shared by the threads: see make_epoll()
+  const UniqueFd epoll_fd_;  // shared by the threads: see make_epoll()
   std::atomic<bool> stopping_{false};
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};

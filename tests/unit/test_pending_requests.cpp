@@ -19,6 +19,7 @@
 #include "pending_requests.h"
 
 using connector::fcgi::PendingRequests;
+using connector::fcgi::UniqueFd;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -33,7 +34,7 @@ const std::string kRequest = std::string("\1\1\0\1\0\10\0\0\0\1\0\0\0\0\0\0", 16
                              std::string("\1\5\0\1\0\0\0\0", 8);
 
 struct Connection {
-  int worker = -1;  // the end PendingRequests gets
+  int worker = -1;  // the end PendingRequests gets (and closes)
   int peer = -1;    // the client's end
   Connection() {
     int ends[2];
@@ -58,9 +59,9 @@ struct Connection {
 };
 
 // The next connection made ready, waiting at most kWaitMs.
-int take_ready(PendingRequests& pending) {
+UniqueFd take_ready(PendingRequests& pending) {
   pollfd p{pending.ready_fd(), POLLIN, 0};
-  if (::poll(&p, 1, kWaitMs) != 1) return -1;
+  if (::poll(&p, 1, kWaitMs) != 1) return {};
   return pending.take();
 }
 
@@ -81,23 +82,21 @@ struct Fixture {
 BOOST_FIXTURE_TEST_CASE(a_request_that_becomes_whole_is_handed_to_a_thread, Fixture) {
   const Connection c;
   c.send(kRequest.substr(0, 5));
-  pending.add(c.worker, Clock::now() + kReadTimeout);
+  pending.add(UniqueFd(c.worker), Clock::now() + kReadTimeout);
   BOOST_TEST(count.load() == 1u);
   c.send(kRequest.substr(5, 20));
   c.send(kRequest.substr(25));
-  BOOST_TEST(take_ready(pending) == c.worker);
+  BOOST_TEST(take_ready(pending).get() == c.worker);
   BOOST_TEST(count.load() == 0u);
   BOOST_TEST(pending.empty());
-  BOOST_TEST(pending.take() == -1);  // handed over once
-  ::close(c.worker);
+  BOOST_TEST(!pending.take());  // handed over once
 }
 
 BOOST_FIXTURE_TEST_CASE(bytes_queued_before_add_are_seen, Fixture) {
   const Connection c;
   c.send(kRequest);  // whole by the time it is added: ADD reports it at once
-  pending.add(c.worker, Clock::now() + kReadTimeout);
-  BOOST_TEST(take_ready(pending) == c.worker);
-  ::close(c.worker);
+  pending.add(UniqueFd(c.worker), Clock::now() + kReadTimeout);
+  BOOST_TEST(take_ready(pending).get() == c.worker);
 }
 
 BOOST_FIXTURE_TEST_CASE(one_past_its_deadline_is_closed_and_counted, Fixture) {
@@ -107,7 +106,7 @@ BOOST_FIXTURE_TEST_CASE(one_past_its_deadline_is_closed_and_counted, Fixture) {
   // The BEGIN record, then a PARAMS record of 1000 bytes that never all come.
   c.send(kRequest.substr(0, 16) + std::string("\1\4\0\1\3\xe8\0\0", 8));
   const auto deadline = Clock::now() + std::chrono::milliseconds(500);
-  pending.add(c.worker, deadline);
+  pending.add(UniqueFd(c.worker), deadline);
   // A byte every 100 ms, never the whole request: trickling does not move the deadline, so the
   // connection is closed while the bytes still come (20 times the deadline allowed for it).
   bool closed = false;
@@ -127,7 +126,7 @@ BOOST_FIXTURE_TEST_CASE(a_malformed_record_arriving_later_is_closed_and_counted,
   const auto before = rejected(FcgiRejection::kMalformed);
   const Connection c;
   c.send(kRequest.substr(0, 16));
-  pending.add(c.worker, Clock::now() + kReadTimeout);
+  pending.add(UniqueFd(c.worker), Clock::now() + kReadTimeout);
   c.send(std::string("\2\4\0\1\0\0\0\0", 8));  // version 2
   BOOST_TEST(c.closed_by_worker());
   BOOST_TEST(rejected(FcgiRejection::kMalformed) == before + 1);
@@ -140,7 +139,7 @@ BOOST_FIXTURE_TEST_CASE(a_peer_that_hangs_up_unfinished_is_closed_uncounted, Fix
   for (const auto& c : counts) before += c.load();
   const Connection c;
   c.send(kRequest.substr(0, 10));
-  pending.add(c.worker, Clock::now() + kReadTimeout);
+  pending.add(UniqueFd(c.worker), Clock::now() + kReadTimeout);
   ::shutdown(c.peer, SHUT_WR);
   BOOST_TEST(c.closed_by_worker());
   std::uint64_t after = 0;
@@ -155,10 +154,10 @@ BOOST_AUTO_TEST_CASE(past_the_most_waiting_a_connection_is_closed_at_once) {
   PendingRequests pending({}, kReadTimeout, count, kMost);
   pending.start();
   std::vector<Connection> waiting(kMost);
-  for (const auto& c : waiting) pending.add(c.worker, Clock::now() + kReadTimeout);
+  for (const auto& c : waiting) pending.add(UniqueFd(c.worker), Clock::now() + kReadTimeout);
   BOOST_TEST(count.load() == kMost);
   const Connection one_more;
-  pending.add(one_more.worker, Clock::now() + kReadTimeout);
+  pending.add(UniqueFd(one_more.worker), Clock::now() + kReadTimeout);
   BOOST_TEST(one_more.closed_by_worker());
   BOOST_TEST(count.load() == kMost);
 }

@@ -43,3 +43,12 @@ if(TARGET connector-worker)
   target_compile_definitions(test_pending_requests PRIVATE BOOST_TEST_DYN_LINK)
   add_test(NAME unit.test_pending_requests COMMAND test_pending_requests)
 endif()
+# The kept connections' bookkeeping (fcgi/).
+if(TARGET connector-worker)
+  add_executable(test_kept_connections unit/test_kept_connections.cpp
+                 ${PROJECT_SOURCE_DIR}/fcgi/kept_connections.cpp)
+  target_include_directories(test_kept_connections PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
+  target_link_libraries(test_kept_connections PRIVATE Boost::unit_test_framework)
+  target_compile_definitions(test_kept_connections PRIVATE BOOST_TEST_DYN_LINK)
+  add_test(NAME unit.test_kept_connections COMMAND test_kept_connections)
+endif()
