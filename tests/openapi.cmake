@@ -19,5 +19,6 @@ add_test(NAME openapi.validator
 # No telemetry or update checks from the linter: nothing but the lint itself.
 set_tests_properties(openapi.lint PROPERTIES
   ENVIRONMENT "REDOCLY_TELEMETRY=off;REDOCLY_SUPPRESS_UPDATE_NOTICE=true"
-  TIMEOUT 120)
-set_tests_properties(openapi.validator PROPERTIES TIMEOUT 120)
+  TIMEOUT 120
+  LABELS openapi)
+set_tests_properties(openapi.validator PROPERTIES TIMEOUT 120 LABELS openapi)

@@ -105,7 +105,7 @@ HistoryRow HistoryGenerator::next(std::uint64_t id) {
 
   const Uint128 unit = pow10(d.source->decimals);
   // One draw per statement: the order of two calls in one expression is unspecified, and the
-  // sanitized build once drew them the other way round (other demo data than the README's).
+  // sanitized build once drew them the other way round (other demo data than docs/tour.md's).
   const auto whole = random_() % 5000;
   const auto fraction = random_() % unit;
   const Uint128 amount = parse_u128(d.settings->min_deposit_amount) + unit * whole + fraction;

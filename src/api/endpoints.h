@@ -51,7 +51,7 @@ CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
 CachePolicy chain_supply(const http::QueryParams& params, Services& services,
                          json::JsonWriter& out);
 
-// Cache-Control values from decisions.md; ops override them in nginx.
+// Cache-Control values of docs/openapi.yaml; ops override them in nginx.
 inline constexpr std::string_view kReferenceCacheControl = "public, max-age=60";
 inline constexpr std::string_view kAccountCacheControl = "public, max-age=86400, immutable";
 inline constexpr std::string_view kHistoryCacheControl = "public, max-age=2";

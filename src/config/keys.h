@@ -1,8 +1,8 @@
 #pragma once
 // Every key of the config file, in one table: name, the field it sets, its range, whether a
 // reload applies it, and its description. Parsing, the environment overrides, describe(), the
-// example file (fcgi/connector.conf.example) and the tables of README.md and docs/operations.md
-// all come from it (the documents through `connector-admin config-docs`, checked by
+// example file (fcgi/connector.conf.example) and the table of docs/operations.md all come
+// from it (the documents through `connector-admin config-docs`, checked by
 // scripts/config-docs --check), so a new key is one row here.
 #include <span>
 #include <string>
@@ -29,7 +29,7 @@ struct Key {
   std::string_view group = {};    // the example file's heading above this key, when it changes
   std::string_view example = {};  // for a key empty by default: a value shown commented out
   std::string_view reload = {};   // what SIGHUP does with it: "yes", "restart", ...
-  std::string_view brief = {};    // one sentence: README.md and the example file
+  std::string_view brief = {};    // one sentence: the example file
   std::string_view detail = {};   // docs/operations.md (brief when empty)
 };
 

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 
 ENDPOINTS = ("/v1/networks", "/v1/connects", "/v1/pairs", "/v1/history", "/v1/history/hash",
              "/v1/ab", "/v1/account")
-# A deposit address request the sample fixture's chains accept (README.md, GET /v1/account).
+# A deposit address request the sample fixture's chains accept (docs/tour.md, GET /v1/account).
 ACCOUNT_QUERY = ("recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
                  "&recipient_blockchain=unitcore&deposit_blockchain=unitiot")
 

@@ -1,5 +1,5 @@
 """nginx's response cache is bounded by the distinct canonical answers, not by the ways to spell
-a request (decisions.md, "Caching and validators"; the rules: $connector_cache_skip and
+a request (docs/contract-notes.md, "Caching"; the rules: $connector_cache_skip and
 $connector_cache_args in nginx/connector-http.conf).
 
 The flood: wrk sends 220,000 requests through nginx (cache on, as in production) into a keys

@@ -1,9 +1,10 @@
-"""CORS (decisions.md, "Browsers"): every /v1 answer, whoever writes it (the worker, nginx's
-cache, nginx's own errors), 200, 304 and errors alike, carries Access-Control-Allow-Origin: * and
-Access-Control-Expose-Headers; OPTIONS on a /v1 path, known or not, is a preflight that nginx
-answers 204 with the preflight headers without reaching the worker; health, metrics and status
-get no CORS header. Then a real browser: Debian's Chromium, on a page of another origin (another
-loopback port), fetches the API with a header that needs a preflight and reads the answers."""
+"""CORS (docs/openapi.yaml, "Browsers (CORS)"): every /v1 answer, whoever writes it (the worker,
+nginx's cache, nginx's own errors), 200, 304 and errors alike, carries
+Access-Control-Allow-Origin: * and Access-Control-Expose-Headers; OPTIONS on a /v1 path, known or
+not, is a preflight that nginx answers 204 with the preflight headers without reaching the
+worker; health, metrics and status get no CORS header. Then a real browser: Debian's Chromium, on
+a page of another origin (another loopback port), fetches the API with a header that needs a
+preflight and reads the answers."""
 
 import http.server
 import re

@@ -14,7 +14,8 @@ It also checks the frictions an operator found (issue 14): the API's own server{
 Debian's default site (nginx -t passes; the snippet inside the default site fails as the guide
 says), the access log's format with the request id and the cache's verdict, the docs site in
 the package, the loader config, --check-config with the environment file, probes left out of
-the worker's log, and the purge naming what it leaves.
+the worker's log, the purge naming what it leaves, and the guide's removal of what it leaves
+(the database, its accounts, the user and the groups), run after the purge.
 """
 
 import re
@@ -33,13 +34,21 @@ tmp = None
 deb = None
 
 
-def guide_blocks():
-    """The ```sh blocks of the step-by-step section, dedented, in order."""
-    text = GUIDE.read_text()
-    section = re.search(r"^## First installation, step by step\n(.*?)^## ", text,
-                        re.S | re.M).group(1)
+def section_blocks(pattern):
+    """The ```sh blocks of the guide's section that `pattern` matches, dedented, in order."""
+    section = re.search(pattern, GUIDE.read_text(), re.S | re.M).group(1)
     blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", section, re.S | re.M)
     return [textwrap.dedent(body) for _indent, body in blocks]
+
+
+def guide_blocks():
+    """The ```sh blocks of the step-by-step section."""
+    return section_blocks(r"^## First installation, step by step\n(.*?)^## ")
+
+
+def removal_blocks():
+    """The ```sh blocks of "Upgrades and removal" (the last section): what a purge leaves."""
+    return section_blocks(r"^## Upgrades and removal\n(.*)")
 
 
 # What the guide takes as given: Debian's MariaDB (root in over the unix socket) and nginx,
@@ -94,8 +103,24 @@ cp /etc/nginx/sites-available/default /tmp/default-site
 sed -i 's|^\(\s*server_name _;\)|\1 include snippets/connector.conf;|' /etc/nginx/sites-available/default
 printf 'in_default_site=%s\n' "$(nginx -t 2>&1 | grep -o 'duplicate location "/"' || echo passed)"
 cp /tmp/default-site /etc/nginx/sites-available/default
+# The package's prerm stops the units only where systemd runs (/run/systemd/system), as on a
+# real host: the stand-in stops them here instead, so no process of the user outlives the purge.
+systemctl stop connector-worker.service connector-worker.socket
 dpkg --purge unit-connector >/tmp/purge.log 2>&1
 printf 'purge=%s\n' "$(tr '\n' ' ' </tmp/purge.log)"
+"""
+
+# After the purge: the guide's removal of what it leaves, in a subshell that stops at the first
+# failing command, then what is left of it.
+REMOVAL = r"""
+( set -eu
+{blocks}
+) >/tmp/removal.log 2>&1
+printf 'removal=%s %s\n' "$?" "$(tr '\n' ' ' </tmp/removal.log)"
+printf 'database_after_removal=%s\n' "$(mariadb -N -e "SHOW DATABASES LIKE 'connector'" 2>&1)"
+printf 'accounts_after_removal=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM mysql.user WHERE user IN ('connector_reader', 'connector_writer')" 2>&1)"
+printf 'user_after_removal=%s\n' "$(getent passwd connector | cut -d: -f1)"
+printf 'groups_after_removal=%s\n' "$(getent group connector connector-fcgi | cut -d: -f1 | tr '\n' ' ')"
 """
 
 
@@ -117,7 +142,8 @@ class GuideRunsVerbatim(unittest.TestCase):
             # guide says to delete that line on such hosts.
             raise unittest.SkipTest("no IPv6 on this host")
         blocks = guide_blocks()
-        script = PRECONDITIONS + "\n".join(blocks) + CHECKS
+        removal = REMOVAL.replace("{blocks}", "\n".join(removal_blocks()))
+        script = PRECONDITIONS + "\n".join(blocks) + CHECKS + removal
         cls.blocks = blocks
         cls.result = run_as_root_in_overlay(
             tmp / "root", deb, script, network=True, timeout=240,
@@ -196,6 +222,14 @@ class GuideRunsVerbatim(unittest.TestCase):
                      "/var/cache/nginx-connector", "/var/log/nginx/connector.access.log"):
             self.assertIn(path, purge)
         self.assertIn("also left: the database and its accounts", purge)
+
+    def test_the_guides_removal_of_what_purge_leaves_removes_it(self):
+        self.assertEqual(len(removal_blocks()), 1)
+        self.assertTrue(self.value("removal").startswith("0 "), self.value("removal"))
+        self.assertEqual(self.value("database_after_removal"), "")
+        self.assertEqual(self.value("accounts_after_removal"), "0")
+        self.assertEqual(self.value("user_after_removal"), "")
+        self.assertEqual(self.value("groups_after_removal"), "")
 
 
 if __name__ == "__main__":

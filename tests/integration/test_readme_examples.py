@@ -1,7 +1,8 @@
-"""README.md's examples cannot go stale: every `$ curl ...` line of its console blocks runs (with
-bash, pipes included) against a stack loaded with the demo's data (`connector-admin sample
---history 3000`, as scripts/demo loads it), and what it prints must equal the output shown under
-it, apart from request ids (new for every request)."""
+"""The documented examples cannot go stale: every `$ curl ...` line of the console blocks of
+docs/tour.md (the tour of the API) and README.md runs (with bash, pipes included) against a stack
+loaded with the demo's data (`connector-admin sample --history 3000`, as scripts/demo loads it),
+and what it prints must equal the output shown under it, apart from request ids (new for every
+request)."""
 
 import re
 import subprocess
@@ -36,10 +37,14 @@ def tearDownModule():
     stack.stop()
 
 
+PAGES = ("docs/tour.md", "README.md")
+
+
 def examples():
-    """(command, expected output) for every `$ curl` line of README.md's console blocks."""
+    """(command, expected output) for every `$ curl` line of the console blocks of PAGES."""
     found = []
-    for block in re.findall(r"```console\n(.*?)```", (REPO / "README.md").read_text(), re.S):
+    text = "\n".join((REPO / page).read_text() for page in PAGES)
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
         command, output = None, []
         for line in block.splitlines():
             if line.startswith("$ "):
@@ -58,7 +63,7 @@ def normalised(text):
 
 
 class ReadmeExamples(unittest.TestCase):
-    def test_every_curl_example_prints_what_the_readme_shows(self):
+    def test_every_curl_example_prints_what_the_page_shows(self):
         shown = examples()
         self.assertGreaterEqual(len(shown), 10)
         for command, expected in shown:

@@ -15,7 +15,7 @@ leading zeros), and every request it does not accept flagged by Prism (page_size
 1.0 or 2^64 among them: the service's 400). The client counts the violations Prism reports and
 prints that number. Control runs of Prism on a copy of the document that forbids a slug the
 service answers show that Prism does check the answers and that the client's count sees them.
-README.md's TypeScript example is type-checked too. npm packages: tools/client/install
+docs/tour.md's TypeScript example is type-checked too. npm packages: tools/client/install
 (scripts/install-deps runs it).
 """
 
@@ -166,13 +166,13 @@ def run(args, timeout, **kwargs):
 
 
 def readme_example():
-    """The TypeScript example of README.md's "Typed client" paragraph."""
-    section = harness.REPO.joinpath("README.md").read_text().split("### Typed client", 1)[1]
+    """The TypeScript example of docs/tour.md's "Typed client" section."""
+    section = harness.REPO.joinpath("docs/tour.md").read_text().split("## Typed client", 1)[1]
     return re.search(r"```ts\n(.*?)```", section, re.S).group(1)
 
 
 def build():
-    """Generates the types into work/gen, type-checks client-test.mts and README.md's example
+    """Generates the types into work/gen, type-checks client-test.mts and docs/tour.md's example
     with tsc --noEmit (strict), then compiles the client test into work/js. Once per module;
     returns the three CompletedProcesses (None for a step not reached)."""
     global _built

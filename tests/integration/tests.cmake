@@ -8,11 +8,17 @@
 #   integration.test_fleet                           a fleet of three nodes (scripts/fleet)
 #   integration.memcheck                             a set of the tests above with the worker
 #                                                    under valgrind's memcheck (memcheck.py)
+#
+# ctest labels (ctest -L LABEL): every entry here is `integration`; the load tests and memcheck
+# also `slow`; the tests that break the stack under the service (processes killed or stopped,
+# MariaDB down, hung or restarted, replicas lagging or lost) also `fault`.
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 set(CONNECTOR_INTEGRATION_ENV
     "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
+set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
+    test_replica_lag test_fleet)
 
 file(GLOB CONNECTOR_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.py)
 foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)
@@ -24,13 +30,19 @@ foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)
     COMMAND ${Python3_EXECUTABLE} -m unittest -v ${test_name}
     WORKING_DIRECTORY ${CMAKE_CURRENT_LIST_DIR})
   set(timeout 300)
+  set(labels integration)
   if(test_name IN_LIST CONNECTOR_LOAD_TESTS)
     set(timeout 600)  # about 2 minutes each here; room for a loaded CI machine
+    list(APPEND labels slow)
+  endif()
+  if(test_name IN_LIST CONNECTOR_FAULT_TESTS)
+    list(APPEND labels fault)
   endif()
   set_tests_properties(integration.${test_name} PROPERTIES
     ENVIRONMENT "${CONNECTOR_INTEGRATION_ENV}"
     TIMEOUT ${timeout}
-    RUN_SERIAL TRUE)
+    RUN_SERIAL TRUE
+    LABELS "${labels}")
 endforeach()
 
 if(NOT CONNECTOR_SANITIZE)
@@ -40,5 +52,6 @@ if(NOT CONNECTOR_SANITIZE)
   set_tests_properties(integration.memcheck PROPERTIES
     ENVIRONMENT "${CONNECTOR_INTEGRATION_ENV}"
     TIMEOUT 600
-    RUN_SERIAL TRUE)
+    RUN_SERIAL TRUE
+    LABELS "integration;slow")
 endif()

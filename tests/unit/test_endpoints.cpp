@@ -219,7 +219,7 @@ BOOST_AUTO_TEST_CASE(account) {
                        "recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
                        "&recipient_blockchain=unitcore&deposit_blockchain=unitiot",
                        "public, max-age=86400, immutable");
-  // The README's example: the same chains, factory and init code hash.
+  // docs/tour.md's example: the same chains, factory and init code hash.
   BOOST_TEST(text(doc["deposit_address"]) == "0x617866C9257ef02cEf8074A5D1a7D372B142cbEb");
   BOOST_TEST(text(doc["recipient_blockchain"]) == "unitcore");
   BOOST_TEST_REQUIRE(accounts.recorded.size() == 1u);  // recorded before it was shown

@@ -23,6 +23,9 @@ connector_unit_test(test_fcgi_screen)
 target_include_directories(test_fcgi_screen PRIVATE ${FCGI_INCLUDE_DIR} ${PROJECT_SOURCE_DIR}/tests)
 target_link_libraries(test_fcgi_screen PRIVATE ${FCGI_LIBRARY})
 connector_unit_test(test_fuzz_regressions)
+# Inputs that once crashed a fuzz target: a unit test, and the one ctest entry labelled fuzz (the
+# targets themselves run under scripts/fuzz, in build-fuzz/).
+set_tests_properties(unit.test_fuzz_regressions PROPERTIES LABELS "unit;fuzz")
 # The worker's FastCGI record writer (fcgi/), compiled in on its own.
 if(TARGET connector-worker)
   add_executable(test_stdout_records unit/test_stdout_records.cpp
@@ -32,6 +35,7 @@ if(TARGET connector-worker)
   target_link_libraries(test_stdout_records PRIVATE Boost::unit_test_framework)
   target_compile_definitions(test_stdout_records PRIVATE BOOST_TEST_DYN_LINK)
   add_test(NAME unit.test_stdout_records COMMAND test_stdout_records)
+  set_tests_properties(unit.test_stdout_records PROPERTIES LABELS unit)
 endif()
 # Connections waiting for their whole request (fcgi/), with the screen they are judged by.
 if(TARGET connector-worker)
@@ -42,6 +46,7 @@ if(TARGET connector-worker)
   target_link_libraries(test_pending_requests PRIVATE connector Boost::unit_test_framework)
   target_compile_definitions(test_pending_requests PRIVATE BOOST_TEST_DYN_LINK)
   add_test(NAME unit.test_pending_requests COMMAND test_pending_requests)
+  set_tests_properties(unit.test_pending_requests PROPERTIES LABELS unit)
 endif()
 # The kept connections' bookkeeping (fcgi/).
 if(TARGET connector-worker)

@@ -433,7 +433,7 @@ async function referenceEndpoints(): Promise<void> {
 
 const MAIN_RECIPIENT = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
 // Its deposit address on UNITIoT: the CREATE2 rule with the fixture's UNITIoT factory (the
-// README's example, the same sample networks).
+// example of docs/tour.md, the same sample networks).
 const MAIN_RECIPIENT_DEPOSIT = "0x617866C9257ef02cEf8074A5D1a7D372B142cbEb";
 const SIDE_RECIPIENT = "0x52d9E4Ccc9c769F131b6eF0C3729E5D0cd52dEfE";
 

@@ -1,5 +1,5 @@
 // Wire formatting and query-string rules shared by the endpoints: the contract's
-// (../shared/spec/decisions.md), as the project's worker applies them.
+// (docs/openapi.yaml, docs/contract-notes.md), as the project's worker applies them.
 import { createXXHash128 } from 'hash-wasm';
 
 // One hasher per process (WebAssembly, made once; strongEtag runs synchronously).
