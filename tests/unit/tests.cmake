@@ -26,34 +26,22 @@ connector_unit_test(test_fuzz_regressions)
 # Inputs that once crashed a fuzz target: a unit test, and the one ctest entry labelled fuzz (the
 # targets themselves run under scripts/fuzz, in build-fuzz/).
 set_tests_properties(unit.test_fuzz_regressions PROPERTIES LABELS "unit;fuzz")
-# The worker's FastCGI record writer (fcgi/), compiled in on its own.
-if(TARGET connector-worker)
-  add_executable(test_stdout_records unit/test_stdout_records.cpp
-                 ${PROJECT_SOURCE_DIR}/fcgi/stdout_records.cpp)
-  target_include_directories(test_stdout_records PRIVATE ${PROJECT_SOURCE_DIR}/fcgi
-                             ${PROJECT_SOURCE_DIR}/src)
-  target_link_libraries(test_stdout_records PRIVATE Boost::unit_test_framework)
-  target_compile_definitions(test_stdout_records PRIVATE BOOST_TEST_DYN_LINK)
-  add_test(NAME unit.test_stdout_records COMMAND test_stdout_records)
-  set_tests_properties(unit.test_stdout_records PROPERTIES LABELS unit)
-endif()
-# Connections waiting for their whole request (fcgi/), with the screen they are judged by.
-if(TARGET connector-worker)
-  add_executable(test_pending_requests unit/test_pending_requests.cpp
-                 ${PROJECT_SOURCE_DIR}/fcgi/pending_requests.cpp
-                 ${PROJECT_SOURCE_DIR}/fcgi/request_screen.cpp)
-  target_include_directories(test_pending_requests PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
-  target_link_libraries(test_pending_requests PRIVATE connector Boost::unit_test_framework)
-  target_compile_definitions(test_pending_requests PRIVATE BOOST_TEST_DYN_LINK)
-  add_test(NAME unit.test_pending_requests COMMAND test_pending_requests)
-  set_tests_properties(unit.test_pending_requests PROPERTIES LABELS unit)
-endif()
-# The kept connections' bookkeeping (fcgi/).
-if(TARGET connector-worker)
-  add_executable(test_kept_connections unit/test_kept_connections.cpp
-                 ${PROJECT_SOURCE_DIR}/fcgi/kept_connections.cpp)
-  target_include_directories(test_kept_connections PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
-  target_link_libraries(test_kept_connections PRIVATE Boost::unit_test_framework)
-  target_compile_definitions(test_kept_connections PRIVATE BOOST_TEST_DYN_LINK)
-  add_test(NAME unit.test_kept_connections COMMAND test_kept_connections)
-endif()
+# Unit tests of the worker's parts (fcgi/): the test compiled with the fcgi/ sources it covers.
+function(connector_fcgi_unit_test name)
+  if(NOT TARGET connector-worker)
+    return()
+  endif()
+  list(TRANSFORM ARGN PREPEND ${PROJECT_SOURCE_DIR}/fcgi/)
+  add_executable(${name} unit/${name}.cpp ${ARGN})
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/fcgi)
+  target_link_libraries(${name} PRIVATE connector Boost::unit_test_framework)
+  target_compile_definitions(${name} PRIVATE BOOST_TEST_DYN_LINK)
+  add_test(NAME unit.${name} COMMAND ${name})
+  set_tests_properties(unit.${name} PROPERTIES LABELS unit)
+endfunction()
+# The FastCGI record writer.
+connector_fcgi_unit_test(test_stdout_records stdout_records.cpp)
+# Connections waiting for their whole request, with the screen they are judged by.
+connector_fcgi_unit_test(test_pending_requests pending_requests.cpp request_screen.cpp)
+# The kept connections' bookkeeping.
+connector_fcgi_unit_test(test_kept_connections kept_connections.cpp)
