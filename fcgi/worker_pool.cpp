@@ -96,7 +96,7 @@ void log_access(const util::AccessLog& access_log, const api::HttpResponse& resp
   const util::AccessRecord record{util::unix_ms_now(),
                                   response.request_id,
                                   method,
-                                  api::kEndpointLabels[response.endpoint_index],
+                                  api::endpoint_labels()[response.endpoint_index],
                                   response.status,
                                   duration_us,
                                   response.body.size(),

@@ -8,11 +8,12 @@
 namespace connector::api {
 namespace {
 
-std::string_view required(const http::QueryParams& params, std::string_view name) {
-  const auto value = params.get(name);
-  if (!value) throw http::missing_parameter(std::string(name));
-  return *value;
-}
+// All three required, echoed as sent.
+constexpr ParamSpec kParams[] = {
+    {"recipient_address", ParamKind::kAddress, true, "recipient_address"},
+    {"recipient_blockchain", ParamKind::kSlug, true, "recipient_blockchain"},
+    {"deposit_blockchain", ParamKind::kSlug, true, "deposit_blockchain"},
+};
 
 // Main-chain recipients must be written exactly in EIP-55 form: a wrong case there is more
 // often a typo than a choice, and the checksum catches it.
@@ -24,17 +25,12 @@ void require_checksum_on_main_chain(std::string_view text, const chain::Address&
                                ": " + address.checksummed());
 }
 
-}  // namespace
-
-CachePolicy account(const http::QueryParams& params, Services& services, json::JsonWriter& out) {
-  const auto address_text = required(params, "recipient_address");
-  const auto recipient_slug = required(params, "recipient_blockchain");
-  const auto deposit_slug = required(params, "deposit_blockchain");
-
-  const auto data = services.reference.get();
-  const auto recipient = parse_address("recipient_address", address_text);
-  const auto& recipient_chain = parse_slug("recipient_blockchain", recipient_slug, *data);
-  const auto& deposit_chain = parse_slug("deposit_blockchain", deposit_slug, *data);
+CachePolicy account(const ValidParams& params, Services& services, json::JsonWriter& out) {
+  const auto address_text = params.text("recipient_address");
+  const auto recipient = *params.get<chain::Address>("recipient_address");
+  const auto& recipient_chain = **params.get<const domain::Chain*>("recipient_blockchain");
+  const auto& deposit_chain = **params.get<const domain::Chain*>("deposit_blockchain");
+  const auto& data = params.reference();
   if (recipient_chain.ref == deposit_chain.ref) {
     throw http::invalid_parameter("deposit_blockchain",
                                   "deposit_blockchain must differ from recipient_blockchain");
@@ -60,12 +56,14 @@ CachePolicy account(const http::QueryParams& params, Services& services, json::J
   services.accounts.record(mapping);
 
   out.StartObject();
-  json::member(out, "recipient_address", address_text);
-  json::member(out, "recipient_blockchain", recipient_slug);
-  json::member(out, "deposit_blockchain", deposit_slug);
+  params.write_echo(out);
   json::member(out, "deposit_address", deposit_text);
   out.EndObject();
   return kAccountCacheControl;
 }
+
+}  // namespace
+
+const EndpointSpec kAccountEndpoint("/v1/account", kParams, kAccountCacheControl, account);
 
 }  // namespace connector::api

@@ -1,5 +1,6 @@
 // GET /v1/ab: status, height and coin supply per chain, from the process's supply snapshot.
 #include "api/endpoints.h"
+#include "api/params.h"
 #include "chain/amount.h"
 #include "json/rendered_body.h"
 
@@ -30,12 +31,14 @@ void write_chains(json::JsonWriter& out, const Chains& chains) {
   out.EndObject();
 }
 
-}  // namespace
-
-CachePolicy chain_supply(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+CachePolicy chain_supply(const ValidParams&, Services& services, json::JsonWriter& out) {
   thread_local json::RenderedBody<Chains> rendered;
   json::write_rendered(out, rendered, services.supply.get(), write_chains);
   return kSupplyCacheControl;
 }
+
+}  // namespace
+
+const EndpointSpec kChainSupplyEndpoint("/v1/ab", {}, kSupplyCacheControl, chain_supply);
 
 }  // namespace connector::api

@@ -1,10 +1,13 @@
 #pragma once
-// The seven endpoints. Each validates its parameters, asks the stores, writes its JSON body and
-// returns the Cache-Control for it; errors are thrown (http::ApiError, db::DatabaseUnavailable)
-// and answered in one place, the router.
+// The seven endpoints, each described once in its own file (EndpointSpec). The router validates
+// a request's parameters against the description; the handler asks the stores, writes its JSON
+// body and returns the Cache-Control for it; errors are thrown (http::ApiError,
+// db::DatabaseUnavailable) and answered in one place, the router.
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "db/reference_store.h"
 #include "db/stores.h"
@@ -38,18 +41,58 @@ struct CachePolicy {
   bool front_cache;
 };
 
-using Endpoint = CachePolicy (*)(const http::QueryParams& params, Services& services,
-                                 json::JsonWriter& out);
+class ValidParams;  // api/params.h
 
-CachePolicy networks(const http::QueryParams& params, Services& services, json::JsonWriter& out);
-CachePolicy connects(const http::QueryParams& params, Services& services, json::JsonWriter& out);
-CachePolicy pairs(const http::QueryParams& params, Services& services, json::JsonWriter& out);
-CachePolicy account(const http::QueryParams& params, Services& services, json::JsonWriter& out);
-CachePolicy history(const http::QueryParams& params, Services& services, json::JsonWriter& out);
-CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
-                            json::JsonWriter& out);
-CachePolicy chain_supply(const http::QueryParams& params, Services& services,
-                         json::JsonWriter& out);
+// What a parameter's value must be: the validator that reads it (api/params.h), and so its
+// schema in docs/openapi.yaml (openapi_schema(); test_endpoint_descriptions compares them).
+enum class ParamKind : std::uint8_t {
+  kUint64,         // an unsigned decimal integer below 2^64
+  kPageSize,       // the same; 0 is the default (20), above 100 served as 100
+  kAddress,        // 0x and 40 hex digits, any case
+  kTxHash,         // 0x and 64 hex digits, any case
+  kRecordHash,     // 64 hex digits, with or without 0x
+  kSlug,           // the slug of one of this deployment's chains
+  kHistoryStatus,  // Deposit, Pending, Confirmed or Error, any case
+  kSortOrder,      // ASC or DESC, any case
+};
+// The component schema of docs/openapi.yaml that describes a kind's values.
+std::string_view openapi_schema(ParamKind kind);
+
+// One query parameter an endpoint knows: every other name is ignored.
+struct ParamSpec {
+  std::string_view name;
+  ParamKind kind;
+  bool required = false;
+  // The member of the answer that echoes the value ("" when not echoed): as the client wrote
+  // it, or "" when absent (a status in its canonical spelling).
+  std::string_view echo = {};
+};
+
+using Handler = CachePolicy (*)(const ValidParams& params, Services& services,
+                                json::JsonWriter& out);
+
+// An endpoint, described once: its path, the parameters it knows (in the order they are
+// checked and echoed), its usual cache policy (an answer may narrow it: the handler returns
+// the one that applies), and its handler, which gets the parameters validated. The router,
+// the metrics labels, the unknown-parameter rule and the tests derive from these.
+struct EndpointSpec {
+  EndpointSpec(std::string_view path, std::span<const ParamSpec> params, CachePolicy cache,
+               Handler handler);
+  std::string_view path;
+  std::span<const ParamSpec> params;
+  CachePolicy cache;
+  Handler handler;
+  std::vector<std::string_view> names;  // the parameters' names (http::QueryParams takes them)
+};
+
+// One per endpoint file.
+extern const EndpointSpec kNetworksEndpoint;
+extern const EndpointSpec kConnectsEndpoint;
+extern const EndpointSpec kPairsEndpoint;
+extern const EndpointSpec kAccountEndpoint;
+extern const EndpointSpec kHistoryEndpoint;
+extern const EndpointSpec kHistoryByHashEndpoint;
+extern const EndpointSpec kChainSupplyEndpoint;
 
 // Cache-Control values of docs/openapi.yaml; ops override them in nginx.
 inline constexpr std::string_view kReferenceCacheControl = "public, max-age=60";

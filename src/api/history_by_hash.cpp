@@ -6,14 +6,12 @@
 #include "json/history_writer.h"
 
 namespace connector::api {
+namespace {
 
-CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
-                            json::JsonWriter& out) {
-  const auto raw = params.get("hash");
-  if (!raw) throw http::missing_parameter("hash");
-  const std::string hash = parse_record_hash("hash", *raw);
+constexpr ParamSpec kParams[] = {{"hash", ParamKind::kRecordHash, /*required=*/true}};
 
-  const auto record = services.history.find_by_hash(hash);
+CachePolicy history_by_hash(const ValidParams& params, Services& services, json::JsonWriter& out) {
+  const auto record = services.history.find_by_hash(*params.get<std::string>("hash"));
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
   const auto reference =
@@ -22,5 +20,10 @@ CachePolicy history_by_hash(const http::QueryParams& params, Services& services,
   // Confirmed and Error are final: the record will not change again.
   return domain::is_final(record->status) ? kFinalRecordCacheControl : kHistoryCacheControl;
 }
+
+}  // namespace
+
+const EndpointSpec kHistoryByHashEndpoint("/v1/history/hash", kParams, kHistoryCacheControl,
+                                          history_by_hash);
 
 }  // namespace connector::api

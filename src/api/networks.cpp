@@ -1,14 +1,21 @@
 // GET /v1/networks: the chains of this deployment.
+#include "api/params.h"
 #include "api/reference_list.h"
 #include "json/reference_writer.h"
 
 namespace connector::api {
 
-CachePolicy networks(const http::QueryParams&, Services& services, json::JsonWriter& out) {
+namespace {
+
+CachePolicy networks(const ValidParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "networks", &domain::ReferenceData::chains,
                               [](json::JsonWriter& w, const domain::Chain& chain,
                                  const domain::ReferenceData&) { json::write_chain(w, chain); });
 }
+
+}  // namespace
+
+const EndpointSpec kNetworksEndpoint("/v1/networks", {}, kReferenceCacheControl, networks);
 
 }  // namespace connector::api

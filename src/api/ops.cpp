@@ -38,7 +38,7 @@ std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
 }
 
 std::string_view prometheus_metrics(Services& services, rapidjson::StringBuffer& out) {
-  metrics::write_prometheus(metrics::scoreboard(), kEndpointLabels, services.db_servers,
+  metrics::write_prometheus(metrics::scoreboard(), endpoint_labels(), services.db_servers,
                             util::unix_ms_now(), out);
   return "text/plain; version=0.0.4; charset=utf-8";
 }

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <stdexcept>
 
 #include "chain/bytes.h"
 #include "http/api_error.h"
+#include "json/json_writer.h"
 
 namespace connector::api {
 namespace {
@@ -93,6 +95,75 @@ domain::SortOrder parse_order(std::string_view name, std::string_view value) {
   if (iequals(value, "DESC")) return domain::SortOrder::kDescending;
   const std::string n(name);
   throw invalid_parameter(n, n + " must be ASC or DESC");
+}
+
+}  // namespace connector::api
+
+namespace connector::api {
+namespace {
+
+using Value =
+    std::variant<std::monostate, std::uint64_t, std::uint32_t, chain::Address, std::string,
+                 const domain::Chain*, domain::HistoryStatus, domain::SortOrder>;
+
+Value parse(const ParamSpec& spec, std::string_view value, const domain::ReferenceData* data) {
+  switch (spec.kind) {
+    case ParamKind::kUint64:
+      return parse_uint64(spec.name, value);
+    case ParamKind::kPageSize:
+      return parse_page_size(spec.name, value);
+    case ParamKind::kAddress:
+      return parse_address(spec.name, value);
+    case ParamKind::kTxHash:
+      return parse_tx_hash(spec.name, value);
+    case ParamKind::kRecordHash:
+      return parse_record_hash(spec.name, value);
+    case ParamKind::kSlug:
+      return &parse_slug(spec.name, value, *data);
+    case ParamKind::kHistoryStatus:
+      return parse_status(spec.name, value);
+    case ParamKind::kSortOrder:
+      return parse_order(spec.name, value);
+  }
+  throw std::logic_error("a parameter kind without a validator");
+}
+
+}  // namespace
+
+ValidParams ValidParams::check(std::span<const ParamSpec> specs, const http::QueryParams& query,
+                               const db::ReferenceCache& reference) {
+  for (const auto& spec : specs) {
+    if (spec.required && !query.get(spec.name)) {
+      throw http::missing_parameter(std::string(spec.name));
+    }
+  }
+  ValidParams params;
+  params.specs_ = specs;
+  if (std::any_of(specs.begin(), specs.end(),
+                  [](const ParamSpec& s) { return s.kind == ParamKind::kSlug; })) {
+    params.reference_ = reference.get();
+  }
+  for (const auto& spec : specs) {
+    const auto value = query.get(spec.name);
+    params.texts_.push_back(value.value_or(std::string_view{}));
+    params.values_.push_back(value ? parse(spec, *value, params.reference_.get()) : Value{});
+  }
+  return params;
+}
+
+std::size_t ValidParams::index(std::string_view name) const {
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i].name == name) return i;
+  }
+  throw std::logic_error("not a parameter of this endpoint: " + std::string(name));
+}
+
+void ValidParams::write_echo(json::JsonWriter& out) const {
+  for (std::size_t i = 0; i < specs_.size(); ++i) {
+    if (specs_[i].echo.empty()) continue;
+    const auto* status = std::get_if<domain::HistoryStatus>(&values_[i]);
+    json::member(out, specs_[i].echo, status ? domain::status_name(*status) : texts_[i]);
+  }
 }
 
 }  // namespace connector::api

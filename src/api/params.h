@@ -3,12 +3,19 @@
 // naming the parameter. Messages never echo the value (it may be 4 kB of anything), except
 // where the contract shows a corrected form.
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <variant>
+#include <vector>
 
+#include "api/endpoints.h"
 #include "chain/address.h"
 #include "domain/history.h"
 #include "domain/reference_data.h"
+#include "http/query_string.h"
 
 namespace connector::api {
 
@@ -39,5 +46,43 @@ domain::HistoryStatus parse_status(std::string_view name, std::string_view value
 
 // ASC or DESC in any case.
 domain::SortOrder parse_order(std::string_view name, std::string_view value);
+
+// A request's parameters checked against its endpoint's table (EndpointSpec::params): each
+// required one present, each present one valid for its kind, so a handler reads typed values.
+class ValidParams {
+ public:
+  // Missing required parameters first (400 missing_parameter, in the table's order), then each
+  // value in the table's order (400 invalid_parameter naming it). The reference snapshot is
+  // taken once, when the table has a slug, and kept: the chains found stay valid with it.
+  static ValidParams check(std::span<const ParamSpec> specs, const http::QueryParams& query,
+                           const db::ReferenceCache& reference);
+
+  // The value of the table's parameter `name` as its kind reads it (std::uint64_t, std::uint32_t
+  // for a page size, chain::Address, std::string for hashes, const domain::Chain*,
+  // domain::HistoryStatus, domain::SortOrder); nullopt when absent.
+  template <typename T>
+  std::optional<T> get(std::string_view name) const {
+    const auto& value = values_[index(name)];
+    if (std::holds_alternative<std::monostate>(value)) return std::nullopt;
+    return std::get<T>(value);
+  }
+  // As the client wrote it; "" when absent.
+  std::string_view text(std::string_view name) const { return texts_[index(name)]; }
+  // The snapshot the slugs were found in (nullptr when the table has none).
+  const std::shared_ptr<const domain::ReferenceData>& reference() const { return reference_; }
+  // Each echoed parameter (ParamSpec::echo) as a member, in the table's order.
+  void write_echo(json::JsonWriter& out) const;
+
+ private:
+  using Value =
+      std::variant<std::monostate, std::uint64_t, std::uint32_t, chain::Address, std::string,
+                   const domain::Chain*, domain::HistoryStatus, domain::SortOrder>;
+  std::size_t index(std::string_view name) const;  // throws std::logic_error if not in the table
+
+  std::span<const ParamSpec> specs_;
+  std::vector<std::string_view> texts_;
+  std::vector<Value> values_;
+  std::shared_ptr<const domain::ReferenceData> reference_;
+};
 
 }  // namespace connector::api

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/params.h"
 #include "db/database.h"
 #include "db/new_row_budget.h"
 #include "http/api_error.h"
@@ -71,6 +72,17 @@ void add_header(std::string& head, std::string_view name, std::string_view value
 
 }  // namespace
 
+std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels() {
+  static const auto labels = [] {
+    std::array<std::string_view, metrics::kEndpointSlots> all{};
+    for (std::size_t i = 0; i < std::size(kEndpoints); ++i) all[i] = kEndpoints[i]->path;
+    all[kOpsEndpoint] = "ops";
+    all[kUnknownEndpoint] = "unknown";
+    return all;
+  }();
+  return labels;
+}
+
 struct Router::Outcome {
   int status = 200;
   std::size_t endpoint_index = kUnknownEndpoint;
@@ -80,11 +92,12 @@ struct Router::Outcome {
   bool validators = false;  // ETag and If-None-Match apply
 };
 
-void Router::run_api(const Route& route, const HttpRequest& request, Outcome& outcome) {
-  const auto params = http::QueryParams::parse(request.query_string, route.params);
-  params.reject_duplicates(route.params);
+void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, Outcome& outcome) {
+  const auto query = http::QueryParams::parse(request.query_string, endpoint.names);
+  query.reject_duplicates(endpoint.names);
+  const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
-  const CachePolicy policy = route.endpoint(params, services_, writer);
+  const CachePolicy policy = endpoint.handler(params, services_, writer);
   outcome.cache_control = policy.cache_control;
   if (!policy.front_cache) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
   outcome.validators = true;
@@ -96,9 +109,11 @@ void Router::run_ops(const OpsRoute& route, Outcome& outcome) {
 
 Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& request_id) {
   Outcome outcome;
-  const Route* api = find_in(kRoutes, request.path);
+  const auto* found = std::find_if(std::begin(kEndpoints), std::end(kEndpoints),
+                                   [&](const EndpointSpec* e) { return e->path == request.path; });
+  const EndpointSpec* api = found == std::end(kEndpoints) ? nullptr : *found;
   const OpsRoute* ops = api ? nullptr : find_in(kOpsRoutes, request.path);
-  if (api) outcome.endpoint_index = static_cast<std::size_t>(api - kRoutes);
+  if (api) outcome.endpoint_index = static_cast<std::size_t>(found - std::begin(kEndpoints));
   if (ops) outcome.endpoint_index = kOpsEndpoint;
   body_.Clear();
   try {

@@ -1,7 +1,7 @@
 #pragma once
-// The API surface in one table, and everything every request shares: unknown path (404),
-// method (405), query length (414), errors as one JSON shape, ETag/304, HEAD, X-Request-Id.
-// Knows HTTP as CGI variables, not FastCGI: the worker in fcgi/ feeds it.
+// The API surface in one table of endpoint descriptions, and everything every request shares:
+// unknown path (404), method (405), query length (414), errors as one JSON shape, ETag/304, HEAD,
+// X-Request-Id. Knows HTTP as CGI variables, not FastCGI: the worker in fcgi/ feeds it.
 #include <rapidjson/stringbuffer.h>
 
 #include <array>
@@ -29,58 +29,26 @@ struct HttpRequest {
 
 struct HttpResponse {
   int status = 200;
-  std::size_t endpoint_index = 0;  // the metrics label: index in kRoutes, then ops, unknown
+  std::size_t endpoint_index = 0;  // the metrics label: index in kEndpoints, then ops, unknown
   std::string request_id;
   std::string head;       // CGI header lines ("Status: 200 OK\r\n" ...) and the blank line
   std::string_view body;  // empty for HEAD and 304; valid until the next handle()
 };
 
-// The endpoints by path, with the parameters each one knows (others are ignored).
-struct Route {
-  std::string_view path;
-  Endpoint endpoint;
-  std::span<const std::string_view> params;
-};
-inline constexpr std::string_view kAccountParams[] = {"recipient_address", "recipient_blockchain",
-                                                      "deposit_blockchain"};
-inline constexpr std::string_view kHistoryParams[] = {"page_id",
-                                                      "page_size",
-                                                      "source_deposit_address",
-                                                      "source_sender",
-                                                      "source_blockchain",
-                                                      "source_asset_id",
-                                                      "source_tx_hash",
-                                                      "destination_address",
-                                                      "destination_blockchain",
-                                                      "destination_asset_id",
-                                                      "destination_tx_hash",
-                                                      "pair_id",
-                                                      "status",
-                                                      "order"};
-inline constexpr std::string_view kHistoryHashParams[] = {"hash"};
-inline constexpr Route kRoutes[] = {
-    {"/v1/networks", networks, {}},
-    {"/v1/connects", connects, {}},
-    {"/v1/pairs", pairs, {}},
-    {"/v1/account", account, kAccountParams},
-    {"/v1/history", history, kHistoryParams},
-    {"/v1/history/hash", history_by_hash, kHistoryHashParams},
-    {"/v1/ab", chain_supply, {}},
+// The endpoints, by their descriptions (each in its own file): a request's path finds one, and
+// its metrics label is its index here.
+inline const EndpointSpec* const kEndpoints[] = {
+    &kNetworksEndpoint, &kConnectsEndpoint,      &kPairsEndpoint,       &kAccountEndpoint,
+    &kHistoryEndpoint,  &kHistoryByHashEndpoint, &kChainSupplyEndpoint,
 };
 
-// The metrics' label of each endpoint slot: the routes' paths, in kRoutes' order (a response's
-// endpoint_index), then the operations paths and anything unknown.
-inline constexpr std::size_t kOpsEndpoint = std::size(kRoutes);
+// The metrics' label of each endpoint slot: the endpoints' paths, in kEndpoints' order (a
+// response's endpoint_index), then the operations paths and anything unknown.
+inline constexpr std::size_t kOpsEndpoint = std::size(kEndpoints);
 inline constexpr std::size_t kUnknownEndpoint = kOpsEndpoint + 1;
-inline constexpr auto kEndpointLabels = [] {
-  std::array<std::string_view, std::size(kRoutes) + 2> labels{};
-  for (std::size_t i = 0; i < std::size(kRoutes); ++i) labels[i] = kRoutes[i].path;
-  labels[kOpsEndpoint] = "ops";
-  labels[kUnknownEndpoint] = "unknown";
-  return labels;
-}();
-static_assert(kEndpointLabels.size() == metrics::kEndpointSlots,
-              "metrics::kEndpointSlots must be the number of routes + 2");
+static_assert(kUnknownEndpoint + 1 == metrics::kEndpointSlots,
+              "metrics::kEndpointSlots must be the number of endpoints + 2");
+std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels();
 
 // One per worker thread: it reuses its body buffer from request to request.
 class Router {
@@ -93,7 +61,7 @@ class Router {
   struct Outcome;
   // Runs the endpoint or operations page, or turns what it threw into an error body.
   Outcome dispatch(const HttpRequest& request, const std::string& request_id);
-  void run_api(const Route& route, const HttpRequest& request, Outcome& outcome);
+  void run_api(const EndpointSpec& endpoint, const HttpRequest& request, Outcome& outcome);
   void run_ops(const OpsRoute& route, Outcome& outcome);
 
   Services services_;

@@ -11,8 +11,9 @@
 
 namespace connector::metrics {
 
-// Counters per endpoint: the API's routes, the operations paths, anything unknown. Their labels
-// come from the route table (api::kEndpointLabels, which checks it has this many).
+// Counters per endpoint: the API's endpoints, the operations paths, anything unknown. Their
+// labels come from the endpoint descriptions (api::endpoint_labels(); api::kEndpoints checks
+// that there are this many).
 inline constexpr std::size_t kEndpointSlots = 9;
 
 inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414, 500, 503, 0};

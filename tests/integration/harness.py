@@ -57,6 +57,23 @@ ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
 
 # A command put before the worker's, e.g. valgrind (tests/integration/memcheck.py sets it);
 # stopping then takes longer (each process checks its memory on the way out).
+
+
+def endpoint_descriptions():
+    """The service's endpoint descriptions (api::kEndpoints, printed by the build's
+    tests/endpoints-dump): {"endpoints": [{"path", "cache_control", "params": [{"name",
+    "schema", "required", "echo"}]}], "page_size": {"default", "max"}, "statuses": [...]}."""
+    dump = BUILD_DIR / "tests" / "endpoints-dump"
+    return json.loads(subprocess.run([str(dump)], capture_output=True, check=True, text=True,
+                                     timeout=30).stdout)
+
+
+def endpoint_params():
+    """{path: [the names of the parameters it knows, in its table's order]}, every endpoint."""
+    return {e["path"]: [p["name"] for p in e["params"]]
+            for e in endpoint_descriptions()["endpoints"]}
+
+
 WORKER_WRAPPER = shlex.split(os.environ.get("CONNECTOR_WORKER_WRAPPER", ""))
 WORKER_STOP_TIMEOUT = 120 if WORKER_WRAPPER else 10
 WORKER_START_TIMEOUT = 120 if WORKER_WRAPPER else 30  # to serving, snapshots loaded

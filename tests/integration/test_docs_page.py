@@ -23,12 +23,11 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import ADMIN, BUILD_DIR, REPO, SCRIPTS, Stack
+from harness import ADMIN, BUILD_DIR, REPO, SCRIPTS, Stack, endpoint_params
 
 SCREENSHOT = BUILD_DIR / "docs-page.png"
-# The router's table (kRoutes in src/api/router.h): the document must list exactly these.
-ENDPOINTS = set(re.findall(r'^\s*\{"(/v1/[a-z/]+)",\s*\w+,',
-                           (REPO / "src/api/router.h").read_text(), re.M))
+# The endpoint descriptions (src/api/endpoints.h): the document must list exactly these.
+ENDPOINTS = set(endpoint_params())
 
 stack = None
 site = None

@@ -10,25 +10,19 @@ too. Nothing of it reaches the database."""
 import unittest
 
 from fixture import Fixture
-from harness import Stack
+from harness import Stack, endpoint_params
 
 stack = None
 fixture = Fixture()
 
 JSON = "application/json; charset=utf-8"
 ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-PARAMS = {
-    "/v1/account": ["recipient_address", "recipient_blockchain", "deposit_blockchain"],
-    "/v1/history": ["page_id", "page_size", "source_deposit_address", "source_sender",
-                    "source_blockchain", "source_asset_id", "source_tx_hash",
-                    "destination_address", "destination_blockchain", "destination_asset_id",
-                    "destination_tx_hash", "pair_id", "status", "order"],
-    "/v1/history/hash": ["hash"],
-}
+# Every parameter of every endpoint, from the endpoint descriptions (src/api/endpoints.h).
+PARAMS = {path: names for path, names in endpoint_params().items() if names}
 # The other parameters of /v1/account are valid, so the hostile one is the only fault.
 VALID = {"recipient_address": ADDRESS, "recipient_blockchain": "unitcore",
          "deposit_blockchain": "unitiot"}
-PARAMETERLESS = ["/v1/networks", "/v1/connects", "/v1/pairs", "/v1/ab"]
+PARAMETERLESS = [path for path, names in endpoint_params().items() if not names]
 WORKER_414 = "The query string is longer than 4096 bytes"
 NGINX_414 = "The request target is too long."
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import harness
 from fixture import Fixture
-from harness import REPO, SCRIPTS, Headers, Response, Stack
+from harness import REPO, SCRIPTS, Headers, Response, Stack, endpoint_params
 
 JSON = "application/json; charset=utf-8"
 NGINX = REPO / "nginx"
@@ -39,13 +39,9 @@ HISTORY = "/v1/history?page_size=3"
 ACCOUNT = ("/v1/account?recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
            "&recipient_blockchain=unitcore&deposit_blockchain=unitiot")
 OUTSIDE = "127.0.0.2"
-# The parameters each endpoint knows, from the router's table (kRoutes in src/api/router.h): the
+# The parameters each endpoint knows, from the endpoint descriptions (src/api/endpoints.h): the
 # map of connector-http.conf that lets only these into nginx's cache must name the same ones.
-ROUTER_H = (REPO / "src/api/router.h").read_text()
-ROUTE_PARAMS = {
-    path: re.findall(r'"(\w+)"', re.search(
-        rf"{array}\[\] = \{{(.*?)\}};", ROUTER_H, re.S).group(1)) if array != "{}" else []
-    for path, array in re.findall(r'^\s*\{"(/v1/[a-z/]+)",\s*\w+,\s*(\w+|\{\})\}', ROUTER_H, re.M)}
+ROUTE_PARAMS = endpoint_params()
 
 stack = None
 fixture = Fixture()

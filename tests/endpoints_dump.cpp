@@ -1,0 +1,70 @@
+// Prints the endpoint descriptions (api::kEndpoints) as JSON, for the tests that hold them to
+// docs/openapi.yaml and nginx's cache rules and that drive every parameter with hostile values:
+// {"endpoints": [{"path", "cache_control", "params": [{"name", "schema", "required", "echo"}]}],
+//  "page_size": {"default", "max"}, "statuses": [...]}.
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cstdio>
+#include <string_view>
+
+#include "api/params.h"
+#include "api/router.h"
+
+namespace {
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+namespace api = connector::api;
+
+void string(Writer& w, std::string_view text) {
+  w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
+}
+
+void write_param(Writer& w, const api::ParamSpec& p) {
+  w.StartObject();
+  w.Key("name");
+  string(w, p.name);
+  w.Key("schema");
+  string(w, api::openapi_schema(p.kind));
+  w.Key("required");
+  w.Bool(p.required);
+  w.Key("echo");
+  string(w, p.echo);
+  w.EndObject();
+}
+
+}  // namespace
+
+int main() {
+  rapidjson::StringBuffer out;
+  Writer w(out);
+  w.StartObject();
+  w.Key("endpoints");
+  w.StartArray();
+  for (const auto* e : api::kEndpoints) {
+    w.StartObject();
+    w.Key("path");
+    string(w, e->path);
+    w.Key("cache_control");
+    string(w, e->cache.cache_control);
+    w.Key("params");
+    w.StartArray();
+    for (const auto& p : e->params) write_param(w, p);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("page_size");
+  w.StartObject();
+  w.Key("default");
+  w.Uint(api::kDefaultPageSize);
+  w.Key("max");
+  w.Uint(api::kMaxPageSize);
+  w.EndObject();
+  w.Key("statuses");
+  w.StartArray();
+  for (const auto status : connector::domain::kHistoryStatuses) string(w, status);
+  w.EndArray();
+  w.EndObject();
+  std::puts(out.GetString());
+}

@@ -1,0 +1,137 @@
+"""The endpoint descriptions (src/api/endpoints.h, one per endpoint file) against what repeats
+them outside the code: docs/openapi.yaml (the paths, each parameter's name, whether it is
+required, its schema by kind, the echoed members of the answer, the Cache-Control, the statuses
+and the page size's limits) and nginx's cache rules in nginx/connector-http.conf (the names a
+canonical request may carry, and the cache key's). A parameter added in one place and forgotten
+in another fails here. No stack: the build's tests/endpoints-dump prints the descriptions."""
+
+import re
+import unittest
+
+import yaml
+
+from harness import REPO, endpoint_descriptions
+
+DESCRIPTIONS = endpoint_descriptions()
+ENDPOINTS = {e["path"]: e for e in DESCRIPTIONS["endpoints"]}
+DOCUMENT = yaml.safe_load((REPO / "docs" / "openapi.yaml").read_text())
+SCHEMAS = DOCUMENT["components"]["schemas"]
+NGINX_HTTP = (REPO / "nginx" / "connector-http.conf").read_text()
+
+
+def follow(ref):
+    node = DOCUMENT
+    for part in ref.removeprefix("#/").split("/"):
+        node = node[part]
+    return node
+
+
+def schema_name(schema):
+    """The component a parameter's schema names, directly or as the first of its allOf."""
+    ref = schema.get("$ref") or schema.get("allOf", [{}])[0].get("$ref", "")
+    return ref.rsplit("/", 1)[-1]
+
+
+def documented_params(path):
+    """{name: (required, schema component)} of the document's GET on path."""
+    params = {}
+    for param in DOCUMENT["paths"][path]["get"].get("parameters", []):
+        if "$ref" in param:
+            param = follow(param["$ref"])
+        if param["in"] == "query":
+            params[param["name"]] = (param.get("required", False), schema_name(param["schema"]))
+    return params
+
+
+def ok_answer(path):
+    return DOCUMENT["paths"][path]["get"]["responses"]["200"]
+
+
+def map_block(name):
+    """The body of nginx's `map ... $name { ... }`."""
+    return re.search(r"map [^{]*\$" + name + r" \{\n(.*?)\n\}", NGINX_HTTP, re.S).group(1)
+
+
+def names_in(text):
+    """The parameter names a rule of the cache map spells: each followed by `=`, or listed in an
+    alternation `(?:a|b)=`."""
+    return set(re.findall(r"(?<![A-Za-z0-9_])([a-z]+(?:_[a-z]+)*)(?=\)?=|\|)", text))
+
+
+class OpenApi(unittest.TestCase):
+    def test_the_document_has_exactly_the_described_endpoints(self):
+        self.assertEqual(set(DOCUMENT["paths"]), set(ENDPOINTS))
+
+    def test_each_parameter_has_its_name_requirement_and_schema(self):
+        for path, endpoint in ENDPOINTS.items():
+            described = {p["name"]: (p["required"], p["schema"]) for p in endpoint["params"]}
+            self.assertEqual(documented_params(path), described, path)
+            for _, schema in described.values():
+                self.assertIn(schema, SCHEMAS, path)
+
+    def test_echoed_parameters_are_members_of_the_answer(self):
+        echoed = 0
+        for path, endpoint in ENDPOINTS.items():
+            schema = ok_answer(path)["content"]["application/json"]["schema"]
+            if "$ref" in schema:
+                schema = follow(schema["$ref"])
+            for param in endpoint["params"]:
+                if param["echo"]:
+                    echoed += 1
+                    self.assertIn(param["echo"], schema["required"], (path, param))
+                    self.assertIn(param["echo"], schema["properties"], (path, param))
+        self.assertEqual(echoed, 12)  # three of /v1/account, nine filters of /v1/history
+
+    def test_the_usual_cache_control_is_documented(self):
+        for path, endpoint in ENDPOINTS.items():
+            header = ok_answer(path)["headers"]["Cache-Control"]
+            if "$ref" in header:
+                header = follow(header["$ref"])
+            schema = header["schema"]
+            allowed = [schema["const"]] if "const" in schema else schema.get("enum", [])
+            self.assertIn(endpoint["cache_control"], allowed, path)
+
+    def test_statuses_and_page_size_limits_match(self):
+        self.assertEqual(SCHEMAS["HistoryStatus"]["enum"], DESCRIPTIONS["statuses"])
+        pattern = SCHEMAS["HistoryStatusParameter"]["pattern"]
+        for status in DESCRIPTIONS["statuses"]:
+            for spelling in (status, status.lower(), status.upper()):
+                self.assertRegex(spelling, pattern)
+        self.assertNotRegex("Pendin", pattern)
+        page_size = next(p for p in DOCUMENT["paths"]["/v1/history"]["get"]["parameters"]
+                         if p.get("name") == "page_size")
+        limits = DESCRIPTIONS["page_size"]
+        self.assertEqual(page_size["schema"]["default"], str(limits["default"]))
+        self.assertIn(f"means the default ({limits['default']})", page_size["description"])
+        self.assertIn(f"any value above {limits['max']} is accepted and served as {limits['max']}",
+                      " ".join(page_size["description"].split()))
+
+
+class NginxCacheRules(unittest.TestCase):
+    def test_canonical_requests_carry_only_described_parameters(self):
+        skip = map_block("connector_cache_skip")
+        rules = {}
+        for pattern in re.findall(r'^\s*"~\^(.*?)" "";$', skip, re.M):
+            paths = re.match(r"/v1/(?:\(\?:([a-z|]+)\)|([a-z/]+))\\\?", pattern)
+            for name in (paths.group(1) or paths.group(2)).split("|"):
+                rules[f"/v1/{name}"] = pattern
+        # Every endpoint but /v1/account (never cached: connector-cache-rules.conf).
+        self.assertEqual(set(rules), set(ENDPOINTS) - {"/v1/account"})
+        for path, pattern in rules.items():
+            query = pattern.split("\\?", 1)[1]
+            described = {p["name"] for p in ENDPOINTS[path]["params"]}
+            self.assertEqual(names_in(query), described, path)
+
+    def test_the_cache_key_names_every_parameter_once(self):
+        key = map_block("connector_cache_args")
+        keyed = dict(re.findall(r'^\s*(/v1/[a-z/]+) "(.*)";$', key, re.M))
+        self.assertEqual(set(keyed), {path for path, e in ENDPOINTS.items()
+                                      if e["params"] and path != "/v1/account"})
+        for path, args in keyed.items():
+            names = re.findall(r"(?:^|&)([a-z_]+)=", args)
+            self.assertEqual(sorted(names), sorted(p["name"] for p in ENDPOINTS[path]["params"]),
+                             path)
+
+
+if __name__ == "__main__":
+    unittest.main()
