@@ -21,10 +21,12 @@
 
 #include "api/router.h"
 #include "db/database.h"
+#include "libfcgi_request.h"
 #include "metrics/scoreboard.h"
 #include "pending_requests.h"
 #include "request_screen.h"
 #include "stdout_records.h"
+#include "thread_services.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -33,59 +35,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string_view param(const FCGX_Request& request, const char* name) {
-  const char* value = FCGX_GetParam(name, request.envp);
-  return value == nullptr ? std::string_view{} : std::string_view{value};
-}
-
-// nginx's $document_uri is the decoded, normalised path; REQUEST_URI is the fallback.
-std::string_view request_path(const FCGX_Request& request) {
-  std::string_view path = param(request, "DOCUMENT_URI");
-  if (path.empty()) {
-    path = param(request, "REQUEST_URI");
-    path = path.substr(0, path.find('?'));
-  }
-  return path;
-}
-
 net::FcgiLimits fcgi_limits(const config::Config& config) {
   return {.max_params_bytes = config.worker.fcgi_max_params_bytes};
 }
 
 std::atomic<std::int64_t> last_refusal_log_s{-1000};
 std::atomic<std::int64_t> last_accept_error_log_s{-1000};
-
-// The response and the records that end the request went out in write_response(): libfcgi's
-// output streams are marked closed (fields of FCGX_Stream, public in fcgiapp.h), so that
-// FCGX_Finish_r does not write the end records again.
-void mark_written(FCGX_Request& request) {
-  for (FCGX_Stream* stream : {request.out, request.err}) {
-    stream->isClosed = 1;
-    stream->wasFCloseCalled = 1;
-  }
-}
-
-// Reads the request's STDIN stream to its end; the GET and HEAD requests served here carry
-// no body worth keeping.
-void skip_stdin(FCGX_Request& request) {
-  char discard[1024];
-  while (FCGX_GetStr(discard, sizeof discard, request.in) > 0) {
-  }
-}
-
-// libfcgi's request, initialised for connections this pool hands over (read_request()) and
-// freed at the end of the thread.
-class LibfcgiRequest {
- public:
-  LibfcgiRequest() { FCGX_InitRequest(&request_, -1, 0); }
-  ~LibfcgiRequest() { FCGX_Free(&request_, /*close=*/1); }
-  LibfcgiRequest(const LibfcgiRequest&) = delete;
-  LibfcgiRequest& operator=(const LibfcgiRequest&) = delete;
-  FCGX_Request& get() { return request_; }
-
- private:
-  FCGX_Request request_{};
-};
 
 // The access log's line for one answer. Health and monitoring probes (a balancer's every few
 // seconds) stay out of it unless they fail or are slow; /metrics and /status count them.
@@ -115,40 +70,6 @@ void note_active(metrics::Scoreboard& board) {
 }
 
 }  // namespace
-
-// What one thread answers with: its own database sessions (read and write accounts), the
-// stores over them, and a router. Built in the thread: the driver's per-thread setup first.
-class WorkerPool::Thread {
- public:
-  Thread(const config::Config& config, db::CircuitBreakers& breakers, db::ReferenceCache& reference,
-         db::SupplyCache& supply, const std::vector<std::string>& read_servers)
-      : reader_(breakers.attach(db::read_targets(config.db)),
-                db::connection_options(config.db, config.worker.request_timeout_ms)),
-        writer_(breakers.attach(db::write_targets(config.db)),
-                db::connection_options(config.db, config.worker.request_timeout_ms)),
-        history_(reader_),
-        new_rows_(config.worker.new_accounts_per_minute, db::new_row_window()),
-        accounts_(reader_, writer_, new_rows_),
-        readiness_(reader_),
-        router_({history_, accounts_, readiness_, reference, supply, read_servers}) {}
-
-  // One deadline for all the request's database work, on both connections.
-  void set_deadline(Clock::time_point deadline) {
-    reader_.set_deadline(deadline);
-    writer_.set_deadline(deadline);
-  }
-  api::Router& router() { return router_; }
-
- private:
-  db::DriverThreadScope driver_thread_;
-  db::Database reader_;
-  db::Database writer_;
-  db::MariaDbHistoryStore history_;
-  db::NewRowBudget new_rows_;
-  db::MariaDbDepositAccountStore accounts_;
-  db::MariaDbReadinessCheck readiness_;
-  api::Router router_;
-};
 
 WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
                        const util::AccessLog& access_log)
@@ -360,7 +281,8 @@ UniqueFd WorkerPool::screened_whole(RequestScreen& screen, UniqueFd connection) 
 // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
 // Once the request is read, the connection is ours again (request.ipcFd -1): libfcgi never
 // closes it, and FCGX_Finish_r only frees the request.
-UniqueFd WorkerPool::read_request(unsigned slot, FCGX_Request& request, UniqueFd connection) {
+UniqueFd WorkerPool::read_request(unsigned slot, LibfcgiRequest& libfcgi, UniqueFd connection) {
+  FCGX_Request& request = libfcgi.get();
   // No bound on its read possible (no descriptor left to watch it with): not served.
   if (!read_deadlines_.reading(slot, connection.get())) return {};
   request.ipcFd = connection.release();
@@ -375,19 +297,20 @@ UniqueFd WorkerPool::read_request(unsigned slot, FCGX_Request& request, UniqueFd
   // The request's body too (nginx sends at least the empty STDIN record that ends it): libfcgi
   // stops reading after the parameters, and whatever it left unread on a kept connection would
   // be read as the start of the next request.
-  if (accepted >= 0) skip_stdin(request);
+  if (accepted >= 0) libfcgi.skip_stdin();
   read_deadlines_.done(slot);
   if (accepted < 0) return {};  // libfcgi closed it
   connection.reset(std::exchange(request.ipcFd, -1));
   if (FCGX_GetError(request.in) != 0) {  // the request never arrived whole: not answered
-    mark_written(request);               // nothing is written to a peer that broke off
+    libfcgi.mark_written();              // nothing is written to a peer that broke off
     FCGX_Finish_r(&request);
     return {};
   }
   return connection;
 }
 
-void WorkerPool::answer(Thread& thread, FCGX_Request& request, UniqueFd connection) {
+void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueFd connection) {
+  FCGX_Request& request = libfcgi.get();
   const auto started = Clock::now();
   const auto deadline = started + std::chrono::milliseconds(config_.worker.request_timeout_ms);
   thread.set_deadline(deadline);
@@ -397,19 +320,19 @@ void WorkerPool::answer(Thread& thread, FCGX_Request& request, UniqueFd connecti
   note_active(board);
 
   // Copied: the parameters are freed by FCGX_Finish_r, before the access log line is written.
-  const std::string method(param(request, "REQUEST_METHOD"));
+  const std::string method(libfcgi.param("REQUEST_METHOD"));
   const auto response = thread.router().handle({
       .method = method,
-      .path = request_path(request),
-      .query_string = param(request, "QUERY_STRING"),
-      .if_none_match = param(request, "HTTP_IF_NONE_MATCH"),
-      .request_id = param(request, "REQUEST_ID"),
+      .path = libfcgi.path(),
+      .query_string = libfcgi.param("QUERY_STRING"),
+      .if_none_match = libfcgi.param("HTTP_IF_NONE_MATCH"),
+      .request_id = libfcgi.param("REQUEST_ID"),
       .deadline = deadline,
   });
   const bool written = write_response(connection.get(), request.requestId, response.head,
                                       response.body, read_timeout_);
   const bool keep = written && request.keepConnection;
-  mark_written(request);
+  libfcgi.mark_written();
   FCGX_Finish_r(&request);
   // Kept open (FCGI_KEEP_CONN): parked until its next request. Otherwise closed here, at once
   // (libfcgi's close, OS_Close, reads until the peer closes, which a peer that keeps sending
@@ -430,14 +353,14 @@ void WorkerPool::answer(Thread& thread, FCGX_Request& request, UniqueFd connecti
 }
 
 void WorkerPool::serve(unsigned slot) {
-  Thread thread(config_, breakers_, reference_, supply_, read_servers_);
+  ThreadServices thread(config_, breakers_, reference_, supply_, read_servers_);
   LibfcgiRequest request;
   RequestScreen screen(fcgi_limits(config_));
   while (UniqueFd connection = next_connection()) {
     connection = screened_whole(screen, std::move(connection));
-    if (connection) connection = read_request(slot, request.get(), std::move(connection));
+    if (connection) connection = read_request(slot, request, std::move(connection));
     if (!connection) continue;
-    answer(thread, request.get(), std::move(connection));
+    answer(thread, request, std::move(connection));
     count_request();
   }
 }

@@ -26,7 +26,10 @@
 #include "unique_fd.h"
 #include "util/access_log.h"
 
-struct FCGX_Request;  // libfcgi's (fcgiapp.h)
+namespace connector::fcgi {
+class LibfcgiRequest;  // libfcgi_request.h
+class ThreadServices;  // thread_services.h
+}  // namespace connector::fcgi
 
 namespace connector::fcgi {
 
@@ -46,8 +49,6 @@ class WorkerPool {
   bool recycle_due() const { return recycle_due_; }
 
  private:
-  class Thread;  // what one thread answers with: its database sessions and router
-
   // One thread's loop, the FastCGI exchange step by step: the next connection, its request
   // screened and read, the answer written, the connection kept or closed, the request counted.
   void serve(unsigned slot);
@@ -63,9 +64,9 @@ class WorkerPool {
   UniqueFd screened_whole(RequestScreen& screen, UniqueFd connection);
   // libfcgi reads the request from the connection within the read deadline; the connection
   // back, or none when the request did not arrive whole (then it is closed).
-  UniqueFd read_request(unsigned slot, FCGX_Request& request, UniqueFd connection);
+  UniqueFd read_request(unsigned slot, LibfcgiRequest& request, UniqueFd connection);
   // Answers the request read on the connection, then keeps (parks) or closes the connection.
-  void answer(Thread& thread, FCGX_Request& request, UniqueFd connection);
+  void answer(ThreadServices& thread, LibfcgiRequest& request, UniqueFd connection);
   void count_request();
   void beat();  // this process is making progress (metrics::ProcessSlot::heartbeat_ms)
 

@@ -1,0 +1,23 @@
+#include "thread_services.h"
+
+namespace connector::fcgi {
+
+ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers& breakers,
+                               db::ReferenceCache& reference, db::SupplyCache& supply,
+                               const std::vector<std::string>& read_servers)
+    : reader_(breakers.attach(db::read_targets(config.db)),
+              db::connection_options(config.db, config.worker.request_timeout_ms)),
+      writer_(breakers.attach(db::write_targets(config.db)),
+              db::connection_options(config.db, config.worker.request_timeout_ms)),
+      history_(reader_),
+      new_rows_(config.worker.new_accounts_per_minute, db::new_row_window()),
+      accounts_(reader_, writer_, new_rows_),
+      readiness_(reader_),
+      router_({history_, accounts_, readiness_, reference, supply, read_servers}) {}
+
+void ThreadServices::set_deadline(db::Database::Clock::time_point deadline) {
+  reader_.set_deadline(deadline);
+  writer_.set_deadline(deadline);
+}
+
+}  // namespace connector::fcgi

@@ -1,0 +1,39 @@
+#pragma once
+// What one pool thread answers with: its own database sessions (the read and the write
+// account), the stores over them, and a router. Built in the thread, the driver's per-thread
+// setup first.
+#include <string>
+#include <vector>
+
+#include "api/router.h"
+#include "config/config.h"
+#include "db/database.h"
+#include "db/new_row_budget.h"
+#include "db/reference_store.h"
+#include "db/stores.h"
+#include "db/supply_store.h"
+
+namespace connector::fcgi {
+
+class ThreadServices {
+ public:
+  ThreadServices(const config::Config& config, db::CircuitBreakers& breakers,
+                 db::ReferenceCache& reference, db::SupplyCache& supply,
+                 const std::vector<std::string>& read_servers);
+
+  // One deadline for all the request's database work, on both connections.
+  void set_deadline(db::Database::Clock::time_point deadline);
+  api::Router& router() { return router_; }
+
+ private:
+  db::DriverThreadScope driver_thread_;
+  db::Database reader_;
+  db::Database writer_;
+  db::MariaDbHistoryStore history_;
+  db::NewRowBudget new_rows_;
+  db::MariaDbDepositAccountStore accounts_;
+  db::MariaDbReadinessCheck readiness_;
+  api::Router router_;
+};
+
+}  // namespace connector::fcgi
