@@ -284,16 +284,59 @@ void write_process(std::int32_t pid, const ProcessSlot& slot,
 
 }  // namespace
 
-void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
-                  rapidjson::StringBuffer& out) {
+namespace {
+
+void count_member(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key,
+                  std::uint64_t value) {
+  w.Key(key);
+  w.Uint64(value);
+}
+
+// The pool's processes and threads as they are now.
+void write_pool_now(const Scoreboard& b, rapidjson::Writer<rapidjson::StringBuffer>& w) {
   constexpr auto relaxed = std::memory_order_relaxed;
-  rapidjson::Writer<rapidjson::StringBuffer> w(out);
   const std::uint32_t total = b.total_threads();
   const std::uint32_t active = std::min(total, b.active_threads());
+  count_member(w, "processes", b.live_processes());
+  count_member(w, "configured_processes", b.configured_processes.load(relaxed));
+  count_member(w, "threads_per_process", b.configured_threads.load(relaxed));
+  count_member(w, "active_threads", active);
+  count_member(w, "idle_threads", total - active);
+  count_member(w, "total_threads", total);
+  count_member(w, "max_active_threads", b.max_active.load(relaxed));
+  count_member(w, "pending_requests", b.pending_requests());
+}
+
+// What the pool counted since it started.
+void write_pool_counts(const Scoreboard& b, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  constexpr auto relaxed = std::memory_order_relaxed;
   std::uint64_t not_modified = 0;
   for (std::size_t e = 0; e < kEndpointSlots; ++e) {
     not_modified += b.requests[e][1].load(relaxed);  // kStatusCodes[1] is 304
   }
+  count_member(w, "slow_requests", b.slow_requests.load(relaxed));
+  count_member(w, "not_modified", not_modified);
+  count_member(w, "max_requests", b.max_requests.load(relaxed));
+  count_member(w, "process_recycles", b.process_recycles.load(relaxed));
+  count_member(w, "process_crashes", b.process_crashes.load(relaxed));
+  count_member(w, "config_reloads", b.config_reloads.load(relaxed));
+  count_member(w, "processes_killed", b.processes_killed.load(relaxed));
+  w.Key("fcgi_rejected");
+  w.StartObject();
+  for (std::size_t r = 0; r < kFcgiRejectionReasons; ++r) {
+    const std::string_view label = fcgi_rejection_label(r);
+    w.Key(label.data(), static_cast<rapidjson::SizeType>(label.size()));
+    w.Uint64(b.fcgi_rejected[r].load(relaxed));
+  }
+  w.EndObject();
+}
+
+}  // namespace
+
+void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
+                  rapidjson::StringBuffer& out) {
+  constexpr auto relaxed = std::memory_order_relaxed;
+  rapidjson::Writer<rapidjson::StringBuffer> w(out);
   const std::int64_t start = b.start_time_unix.load(relaxed);
   w.StartObject();
   w.Key("pool");
@@ -304,46 +347,9 @@ void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
   w.Int64(start);
   w.Key("start_since");
   w.Int64(now_unix - start);
-  w.Key("accepted_conn");
-  w.Uint64(b.accepted.load(relaxed));
-  w.Key("processes");
-  w.Uint(b.live_processes());
-  w.Key("configured_processes");
-  w.Uint(b.configured_processes.load(relaxed));
-  w.Key("threads_per_process");
-  w.Uint(b.configured_threads.load(relaxed));
-  w.Key("active_threads");
-  w.Uint(active);
-  w.Key("idle_threads");
-  w.Uint(total - active);
-  w.Key("total_threads");
-  w.Uint(total);
-  w.Key("max_active_threads");
-  w.Uint(b.max_active.load(relaxed));
-  w.Key("pending_requests");
-  w.Uint(b.pending_requests());
-  w.Key("slow_requests");
-  w.Uint64(b.slow_requests.load(relaxed));
-  w.Key("not_modified");
-  w.Uint64(not_modified);
-  w.Key("max_requests");
-  w.Uint(b.max_requests.load(relaxed));
-  w.Key("process_recycles");
-  w.Uint64(b.process_recycles.load(relaxed));
-  w.Key("process_crashes");
-  w.Uint64(b.process_crashes.load(relaxed));
-  w.Key("config_reloads");
-  w.Uint64(b.config_reloads.load(relaxed));
-  w.Key("processes_killed");
-  w.Uint64(b.processes_killed.load(relaxed));
-  w.Key("fcgi_rejected");
-  w.StartObject();
-  for (std::size_t r = 0; r < kFcgiRejectionReasons; ++r) {
-    const std::string_view label = fcgi_rejection_label(r);
-    w.Key(label.data(), static_cast<rapidjson::SizeType>(label.size()));
-    w.Uint64(b.fcgi_rejected[r].load(relaxed));
-  }
-  w.EndObject();
+  count_member(w, "accepted_conn", b.accepted.load(relaxed));
+  write_pool_now(b, w);
+  write_pool_counts(b, w);
   w.Key("db_servers");
   write_db_servers(b, servers, w);
   w.Key("process_list");
