@@ -10,8 +10,8 @@
 
 #include "chain/amount.h"
 #include "chain/deposit_address.h"
-#include "chain/sha256.h"
 #include "domain/history.h"
+#include "domain/history_hash.h"
 #include "domain/reference_data.h"
 
 namespace connector::admin {
@@ -390,8 +390,8 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   r.status_message = e.text("status_message", false);
   if (r.status_message.size() > 255) e.fail("status_message", "must be at most 255 bytes");
 
-  r.hash = history_hash(source_chain.network, source_chain.chain_id, r.source_tx_hash,
-                        r.source_tx_index);
+  r.hash = domain::history_hash(source_chain.network, source_chain.chain_id, r.source_tx_hash,
+                                r.source_tx_index);
   if (e.has("hash")) {
     std::string given = e.text("hash");
     std::transform(given.begin(), given.end(), given.begin(),
@@ -410,13 +410,6 @@ void add_connect(std::vector<ConnectRow>& connects, ConnectRow row) {
 }
 
 }  // namespace
-
-std::string history_hash(std::string_view network, std::uint64_t chain_id,
-                         std::string_view source_tx_hash, std::uint64_t tx_index) {
-  const std::string text = std::string(network) + ":" + std::to_string(chain_id) + ":" +
-                           std::string(source_tx_hash) + ":" + std::to_string(tx_index);
-  return chain::to_hex(chain::sha256(text));
-}
 
 ImportBatch read_import_document(std::string_view text, const domain::ReferenceData& existing) {
   rapidjson::Document doc;
