@@ -1,8 +1,6 @@
 #include "admin/bulk_history.h"
 
-#include <cppconn/prepared_statement.h>
 #include <cppconn/resultset.h>
-#include <cppconn/statement.h>
 
 #include <set>
 
@@ -16,13 +14,12 @@ namespace {
 
 constexpr std::uint64_t kRowsPerTransaction = 10'000;
 
-void execute(db::Database& db, const std::string& sql_text) { db.prepare(sql_text).execute(); }
+void execute(db::Database& db, const std::string& sql_text) { db.execute(sql_text); }
 
 std::uint64_t next_id(db::Database& db) {
-  std::unique_ptr<sql::ResultSet> rs(
-      db.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM history").executeQuery());
+  auto rs = db.query("SELECT COALESCE(MAX(id), 0) + 1 FROM history");
   rs->next();
-  return rs->getUInt64(1);
+  return db::read_value<std::uint64_t>(*rs, 1);
 }
 
 void rebuild_counts(db::Database& db) {

@@ -4,6 +4,7 @@
 
 #include "chain/amount.h"
 #include "chain/deposit_address.h"
+#include "domain/history_hash.h"
 
 namespace connector::admin {
 namespace {
@@ -144,8 +145,8 @@ HistoryRow HistoryGenerator::next(std::uint64_t id) {
   }
   if (r.status == domain::HistoryStatus::kError)
     r.status_message = "Payout reverted on the destination chain.";
-  r.hash = history_hash(d.source_chain->network, d.source_chain->chain_id, r.source_tx_hash,
-                        r.source_tx_index);
+  r.hash = domain::history_hash(d.source_chain->network, d.source_chain->chain_id, r.source_tx_hash,
+                                r.source_tx_index);
   return r;
 }
 

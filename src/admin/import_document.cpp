@@ -8,10 +8,11 @@
 #include <map>
 #include <span>
 
+#include "admin/import_entry.h"
 #include "chain/amount.h"
 #include "chain/deposit_address.h"
-#include "chain/sha256.h"
 #include "domain/history.h"
+#include "domain/history_hash.h"
 #include "domain/reference_data.h"
 
 namespace connector::admin {
@@ -36,108 +37,7 @@ bool one_of(std::span<const std::string_view> values, std::string_view value) {
   return std::find(values.begin(), values.end(), value) != values.end();
 }
 
-// One entry of the document, with its place ("history[3]") for error messages.
-class Entry {
- public:
-  Entry(const Value& value, std::string where) : value_(value), where_(std::move(where)) {
-    if (!value.IsObject()) throw ImportError(where_ + ": must be an object");
-  }
-
-  [[noreturn]] void fail(std::string_view field, std::string_view message) const {
-    throw ImportError(where_ + "." + std::string(field) + ": " + std::string(message));
-  }
-
-  bool has(const char* field) const { return value_.HasMember(field); }
-
-  // A string member; `required` members must be present and non-empty.
-  std::string text(const char* field, bool required = true) const {
-    const auto it = value_.FindMember(field);
-    if (it == value_.MemberEnd() || it->value.IsNull()) {
-      if (required) fail(field, "is required");
-      return {};
-    }
-    if (!it->value.IsString()) fail(field, "must be a string");
-    std::string out(it->value.GetString(), it->value.GetStringLength());
-    if (required && out.empty()) fail(field, "must not be empty");
-    if (out.find('\0') != std::string::npos) fail(field, "must not contain NUL");
-    return out;
-  }
-
-  // An unsigned integer given as a JSON number or as a decimal string (as the API prints ids).
-  std::uint64_t integer(const char* field) const {
-    const auto it = value_.FindMember(field);
-    if (it == value_.MemberEnd()) fail(field, "is required");
-    if (it->value.IsUint64()) return it->value.GetUint64();
-    if (!it->value.IsString()) fail(field, "must be an unsigned integer");
-    return parse_integer(field, text(field));
-  }
-
-  // Like integer(), but "" or absent means "not recorded yet".
-  std::string optional_integer_text(const char* field) const {
-    if (!has(field)) return {};
-    const auto& v = value_[field];
-    if (v.IsUint64()) return std::to_string(v.GetUint64());
-    const std::string raw = text(field, false);
-    return raw.empty() ? raw : std::to_string(parse_integer(field, raw));
-  }
-
-  bool boolean(const char* field) const {
-    const auto it = value_.FindMember(field);
-    if (it == value_.MemberEnd() || !it->value.IsBool()) fail(field, "must be true or false");
-    return it->value.GetBool();
-  }
-
-  std::string address(const char* field, bool required = true) const {
-    std::string raw = text(field, required);
-    if (raw.empty()) return raw;
-    const auto parsed = chain::Address::parse(raw);
-    if (!parsed) fail(field, "must be 0x followed by 40 hex digits");
-    return parsed->checksummed();
-  }
-
-  std::string tx_hash(const char* field, bool required = true) const {
-    std::string raw = text(field, required);
-    if (raw.empty()) return raw;
-    if (!chain::parse_hash32(raw)) fail(field, "must be 0x followed by 64 hex digits");
-    std::transform(raw.begin(), raw.end(), raw.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return raw;
-  }
-
-  // Whole units -> base units of an asset with `decimals`.
-  std::string amount(const char* field, int decimals, bool required = true) const {
-    std::string raw = text(field, required);
-    if (raw.empty()) return raw;
-    auto base = chain::parse_units(raw, decimals);
-    if (!base) {
-      fail(field, "must be a plain decimal amount with at most " + std::to_string(decimals) +
-                      " fraction digits, below 2^256");
-    }
-    return *base;
-  }
-
-  std::uint64_t fee_percent(const char* field) const {
-    const auto parsed = chain::parse_fee_percent(text(field));
-    if (!parsed) fail(field, "must be a decimal from 0 to 10000 with at most 6 fraction digits");
-    return *parsed;
-  }
-
-  const std::string& where() const { return where_; }
-
- private:
-  std::uint64_t parse_integer(const char* field, const std::string& raw) const {
-    const auto canonical = chain::canonical_base_units(raw);
-    if (!canonical || canonical->size() > 20) fail(field, "must be an unsigned integer");
-    try {
-      return std::stoull(*canonical);
-    } catch (const std::out_of_range&) {
-      fail(field, "is too large");
-    }
-  }
-
-  const Value& value_;
-  std::string where_;
-};
+using Entry = ImportEntry;
 
 // The reference data the document sees: what the database holds, overlaid with the file's own
 // entries (which win, as the import will overwrite them).
@@ -337,6 +237,32 @@ domain::HistoryStatus canonical_status(const Entry& e) {
   e.fail("status", "must be Deposit, Pending, Confirmed or Error");
 }
 
+// The record's deposit address must be the one its source chain derives for its recipient.
+void check_deposit_address(const Entry& e, const HistoryRow& r, const domain::Chain& source_chain,
+                           const domain::Chain& destination_chain) {
+  if (!source_chain.deposit_factory || !source_chain.deposit_init_code_hash) {
+    e.fail("source_slug", "has no deposit_factory, so it takes no deposits");
+  }
+  const auto derived = chain::deposit_address(
+      *source_chain.deposit_factory, *source_chain.deposit_init_code_hash,
+      destination_chain.chain_id, *chain::Address::parse(r.destination_address));
+  if (derived.checksummed() != r.source_deposit_address) {
+    e.fail("source_deposit_address",
+           "is not the deposit address of destination_address (" + derived.checksummed() + ")");
+  }
+}
+
+// A hash the document gives (in any case) must be the one the hash rule makes.
+void check_hash(const Entry& e, const std::string& expected) {
+  if (!e.has("hash")) return;
+  std::string given = e.text("hash");
+  std::transform(given.begin(), given.end(), given.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (given != expected) {
+    e.fail("hash", "does not follow the hash rule (expected " + expected + ")");
+  }
+}
+
 HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   HistoryRow r;
   r.id = e.integer("id");
@@ -363,16 +289,7 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   r.source_sender = e.address("source_sender");
   r.destination_address = e.address("destination_address");
   r.source_deposit_address = e.address("source_deposit_address");
-  if (!source_chain.deposit_factory || !source_chain.deposit_init_code_hash) {
-    e.fail("source_slug", "has no deposit_factory, so it takes no deposits");
-  }
-  const auto derived = chain::deposit_address(
-      *source_chain.deposit_factory, *source_chain.deposit_init_code_hash,
-      destination_chain.chain_id, *chain::Address::parse(r.destination_address));
-  if (derived.checksummed() != r.source_deposit_address) {
-    e.fail("source_deposit_address",
-           "is not the deposit address of destination_address (" + derived.checksummed() + ")");
-  }
+  check_deposit_address(e, r, source_chain, destination_chain);
 
   r.source_block_number = std::to_string(e.integer("source_block_number"));
   r.destination_block_number = e.optional_integer_text("destination_block_number");
@@ -390,14 +307,9 @@ HistoryRow read_history(const Entry& e, const MergedReference& ref) {
   r.status_message = e.text("status_message", false);
   if (r.status_message.size() > 255) e.fail("status_message", "must be at most 255 bytes");
 
-  r.hash = history_hash(source_chain.network, source_chain.chain_id, r.source_tx_hash,
-                        r.source_tx_index);
-  if (e.has("hash")) {
-    std::string given = e.text("hash");
-    std::transform(given.begin(), given.end(), given.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (given != r.hash) e.fail("hash", "does not follow the hash rule (expected " + r.hash + ")");
-  }
+  r.hash = domain::history_hash(source_chain.network, source_chain.chain_id, r.source_tx_hash,
+                                r.source_tx_index);
+  check_hash(e, r.hash);
   return r;
 }
 
@@ -410,13 +322,6 @@ void add_connect(std::vector<ConnectRow>& connects, ConnectRow row) {
 }
 
 }  // namespace
-
-std::string history_hash(std::string_view network, std::uint64_t chain_id,
-                         std::string_view source_tx_hash, std::uint64_t tx_index) {
-  const std::string text = std::string(network) + ":" + std::to_string(chain_id) + ":" +
-                           std::string(source_tx_hash) + ":" + std::to_string(tx_index);
-  return chain::to_hex(chain::sha256(text));
-}
 
 ImportBatch read_import_document(std::string_view text, const domain::ReferenceData& existing) {
   rapidjson::Document doc;

@@ -91,8 +91,4 @@ struct ImportBatch {
 // may add history for networks and pairs loaded earlier.
 ImportBatch read_import_document(std::string_view text, const domain::ReferenceData& existing);
 
-// The hash rule: SHA-256 of "network:chainId:txHash:txIndex", 64 lower-case hex digits.
-std::string history_hash(std::string_view network, std::uint64_t chain_id,
-                         std::string_view source_tx_hash, std::uint64_t tx_index);
-
 }  // namespace connector::admin

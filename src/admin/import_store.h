@@ -1,11 +1,11 @@
 #pragma once
 // Writes a validated import batch in one transaction: all of it or nothing. Every row is an
 // upsert keyed by its natural key, so loading the same file twice changes nothing.
-#include <map>
 #include <span>
 #include <string>
 
 #include "admin/import_document.h"
+#include "admin/write_tables.h"
 #include "db/database.h"
 
 namespace connector::admin {
@@ -21,8 +21,7 @@ class Progress;
 ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch,
                                 Progress* progress = nullptr);
 
-// chains.slug -> chains.id
-using ChainRefs = std::map<std::string, std::uint16_t>;
+// chains.slug -> chains.id of every chain stored.
 ChainRefs chain_refs(db::Database& db);
 
 // Upserts history rows and inserts-if-absent deposit accounts, many rows per statement: the

@@ -88,7 +88,7 @@ void member(Writer& w, const char* key, const std::string& value) {
   w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
 }
 
-void write_reference(Writer& w) {
+void write_networks(Writer& w) {
   w.Key("networks");
   w.StartArray();
   for (const auto& c : kChains) {
@@ -102,6 +102,9 @@ void write_reference(Writer& w) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+void write_assets(Writer& w) {
   w.Key("assets");
   w.StartArray();
   for (const auto& a : kAssets) {
@@ -117,6 +120,9 @@ void write_reference(Writer& w) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+void write_pairs(Writer& w) {
   w.Key("pairs");
   w.StartArray();
   for (const auto& p : kPairs) {
@@ -136,6 +142,9 @@ void write_reference(Writer& w) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+void write_chains(Writer& w) {
   w.Key("chains");
   w.StartArray();
   const std::array<std::array<const char*, 4>, 2> supply = {{
@@ -151,6 +160,13 @@ void write_reference(Writer& w) {
     w.EndObject();
   }
   w.EndArray();
+}
+
+void write_reference(Writer& w) {
+  write_networks(w);
+  write_assets(w);
+  write_pairs(w);
+  write_chains(w);
 }
 
 // The sample's reference data as the generator sees it (amounts in base units).

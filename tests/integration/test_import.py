@@ -1,5 +1,6 @@
 """connector-admin import against a real MariaDB: validation that names the entry and field,
-all-or-nothing, idempotence, the hash rule, and exact amounts up to 2^256-1 through the API."""
+all-or-nothing, idempotence, connects in either orientation, the hash rule, and exact amounts up
+to 2^256-1 through the API."""
 
 import copy
 import hashlib
@@ -84,6 +85,33 @@ class Import(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("60 history records", result.stdout)
         self.assertEqual(checksums(), before)
+
+    def test_a_connect_is_stored_once_in_either_orientation(self):
+        testnet = {"network": "UNITCoreTestnet", "chain_id": "26888", "base_chain": "MainBase",
+                   "slug": "unitcoretestnet"}
+
+        def connects():
+            return stack.sql("SELECT a.slug, b.slug FROM connects JOIN chains a ON a.id = chain_a "
+                             "JOIN chains b ON b.id = chain_b ORDER BY connects.id")
+
+        def connect(a, b):
+            return {"bc1": {"slug": a}, "bc2": {"slug": b}}
+
+        before = connects()
+        try:
+            result = import_doc({"networks": [testnet],
+                                 "connects": [connect("unitcoretestnet", "unitcore")]})
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertEqual(connects(), before + [["unitcoretestnet", "unitcore"]])
+            for a, b in [("unitcore", "unitcoretestnet"), ("unitcoretestnet", "unitcore")]:
+                result = import_doc({"connects": [connect(a, b)]})
+                self.assertEqual(result.returncode, 0, result.stderr)
+                self.assertEqual(connects(), before + [["unitcoretestnet", "unitcore"]])
+        finally:
+            stack.sql("DELETE connects FROM connects JOIN chains ON chains.id IN (chain_a, chain_b) "
+                      "WHERE chains.slug = 'unitcoretestnet'; "
+                      "DELETE FROM chains WHERE slug = 'unitcoretestnet'")
+        self.assertEqual(connects(), before)
 
     def test_a_bad_entry_is_named_and_nothing_is_written(self):
         def broken(edit):

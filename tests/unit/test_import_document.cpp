@@ -13,6 +13,7 @@
 
 #include "admin/import_document.h"
 #include "admin/sample_data.h"
+#include "domain/history_hash.h"
 
 using namespace connector;
 using namespace connector::admin;
@@ -99,12 +100,6 @@ std::string dump(const ImportBatch& b) {
 bool is_digits(const std::string& text) {
   return !text.empty() &&
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
-std::string repeat(const std::string& text, int times) {
-  std::string out;
-  for (int i = 0; i < times; ++i) out += text;
-  return out;
 }
 
 bool is_lower_hex(const std::string& text) {
@@ -214,7 +209,7 @@ BOOST_AUTO_TEST_CASE(every_history_hash_follows_the_hash_rule) {
       BOOST_REQUIRE(networks.count(r.source_slug) == 1u);
       const NetworkRow& n = *networks[r.source_slug];
       BOOST_TEST(r.hash ==
-                 history_hash(n.network, n.chain_id, r.source_tx_hash, r.source_tx_index));
+                 domain::history_hash(n.network, n.chain_id, r.source_tx_hash, r.source_tx_index));
       BOOST_TEST(r.hash.size() == 64u);
       BOOST_TEST(is_lower_hex(r.hash));
       BOOST_TEST(r.source_tx_hash.size() == 66u);
@@ -365,29 +360,4 @@ BOOST_AUTO_TEST_CASE(history_needs_its_networks_in_the_file_or_the_database) {
     for (const char* name : {"networks", "assets", "pairs", "chains"}) d.RemoveMember(name);
   });
   BOOST_TEST(error_of(history_only).starts_with("history[0].source_slug: "));
-}
-
-BOOST_AUTO_TEST_CASE(history_hash_matches_sha256sum) {
-  // printf '%s' "UNITCore:36888:0x$(printf 'ab%.0s' $(seq N)):7" | sha256sum
-  const struct {
-    std::string network;
-    std::uint64_t chain_id;
-    std::string tx_hash;
-    std::uint64_t tx_index;
-    std::string hash;
-  } cases[] = {
-      // A real 64-digit hash: "ab" 32 times.
-      {"UNITCore", 36888, "0x" + repeat("ab", 32), 7,
-       "fe57d951a768aa405f9850618cc75e65211bb9e1ab32f160f4d8e94338631db9"},
-      // The text read literally: "0x" followed by "ab" 64 times.
-      {"UNITCore", 36888, "0x" + repeat("ab", 64), 7,
-       "fe41d83f153312a33aeb698fd9d83d098d78a8fd0c4a04f0b683be7f41995e68"},
-      {"UNITIoT", 1012, "0x" + repeat("ab", 32), 0,
-       "f7714b3dca8697b1c1d0a57a1da2c222b651aa117fb40026270dbb1a5b68e159"},
-  };
-  for (const auto& c : cases) {
-    BOOST_TEST_CONTEXT(c.network << ":" << c.chain_id << ":" << c.tx_hash << ":" << c.tx_index) {
-      BOOST_TEST(history_hash(c.network, c.chain_id, c.tx_hash, c.tx_index) == c.hash);
-    }
-  }
 }
