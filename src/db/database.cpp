@@ -7,8 +7,8 @@
 #include <mysql_driver.h>
 
 #include <algorithm>
-#include <array>
 
+#include "db/mariadb_errors.h"
 #include "metrics/scoreboard.h"
 #include "util/log.h"
 
@@ -61,52 +61,6 @@ sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
   map["OPT_RECONNECT"] = false;  // we reconnect ourselves, re-preparing statements
   map["OPT_CHARSET_NAME"] = sql::SQLString("utf8mb4");
   return map;
-}
-
-}  // namespace
-
-bool is_unavailable_error(int error_code) {
-  static constexpr std::array kCodes = {
-      1040,  // ER_CON_COUNT_ERROR: too many connections
-      // Access refused: grants are being changed. A connection keeps the database privileges
-      // it saw at connect, so it is replaced, and picks up fixed grants without a restart.
-      1044,  // ER_DBACCESS_DENIED_ERROR
-      1045,  // ER_ACCESS_DENIED_ERROR
-      1142,  // ER_TABLEACCESS_DENIED_ERROR
-      1143,  // ER_COLUMNACCESS_DENIED_ERROR
-      1053,  // ER_SERVER_SHUTDOWN
-      1205,  // ER_LOCK_WAIT_TIMEOUT
-      1290,  // ER_OPTION_PREVENTS_STATEMENT (--read-only: a replica or a demoted primary)
-      1317,  // ER_QUERY_INTERRUPTED
-      1927,  // ER_CONNECTION_KILLED
-      1969,  // ER_STATEMENT_TIMEOUT (max_statement_time)
-      2002,  // CR_CONNECTION_ERROR
-      2003,  // CR_CONN_HOST_ERROR
-      2006,  // CR_SERVER_GONE_ERROR
-      2013,  // CR_SERVER_LOST
-      2055,  // CR_SERVER_LOST_EXTENDED
-      4031,  // ER_CLIENT_INTERACTION_TIMEOUT
-  };
-  return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
-}
-
-bool is_timeout_error(int error_code) {
-  return error_code == 1205      // ER_LOCK_WAIT_TIMEOUT (lock_wait_timeout, innodb_lock_...)
-         || error_code == 1969;  // ER_STATEMENT_TIMEOUT (max_statement_time)
-}
-
-bool is_server_state_error(int error_code) {
-  return is_timeout_error(error_code)  //
-         || error_code == 1461;        // ER_MAX_PREPARED_STMT_COUNT_REACHED
-}
-
-namespace {
-
-// The server did not answer at all (a subset of is_unavailable_error's codes): these count
-// towards opening the server's circuit breaker.
-bool is_no_answer_error(int error_code) {
-  static constexpr std::array kCodes = {2002, 2003, 2006, 2013, 2055, 4031};
-  return std::find(kCodes.begin(), kCodes.end(), error_code) != kCodes.end();
 }
 
 void bind(sql::PreparedStatement& statement, const Params& params) {
@@ -175,16 +129,14 @@ ConnectionOptions connection_options(const config::DatabaseSettings& s,
 }
 
 Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe)
-    : options_(std::move(options)), probe_(probe) {
+    : options_(std::move(options)), probe_(probe), statements_(kMaxStatements) {
   for (auto& target : targets) servers_.push_back({std::move(target)});
 }
 
 Database::~Database() { disconnect(); }
 
 void Database::disconnect() noexcept {
-  running_ = nullptr;
   statements_.clear();  // statements must go before their connection
-  recency_.clear();
   session_timeout_ms_ = 0;
   try {
     connection_.reset();
@@ -269,7 +221,7 @@ void Database::handle_failure(const sql::SQLException& e, int attempt) {
       "database " + server() + ": " + e.what() + " (code " + std::to_string(code) + ")";
   const bool live = connection_ && !connection_->isClosed();
   // A statement stopped by a timeout is sound and stays prepared; any other failed one goes.
-  if (!is_timeout_error(code)) drop_running_statement();
+  if (!is_timeout_error(code) && connection_) statements_.drop_in_use();
   if (is_server_state_error(code) && live) {
     // The server answered, about its own state: a retry would spend the budget again or meet
     // the same full cache, and the connection itself is sound, so it is kept.
@@ -354,60 +306,30 @@ void Database::fit_statement_timeout() {
   if (unset || too_long || cut_short) set_statement_timeout(wanted);
 }
 
-sql::PreparedStatement& Database::statement(const std::string& sql_text) {
-  running_ = nullptr;
-  if (auto found = statements_.find(sql_text); found != statements_.end()) {
-    recency_.splice(recency_.begin(), recency_, found->second.recency);
-    running_ = &*found->second.recency;
-    return *found->second.statement;
-  }
-  if (statements_.size() >= kMaxStatements) {
-    statements_.erase(recency_.back());  // closes it on the server
-    recency_.pop_back();
-  }
-  std::unique_ptr<sql::PreparedStatement> prepared(connection_->prepareStatement(sql_text));
-  recency_.push_front(sql_text);
-  try {
-    auto& slot = statements_[sql_text];
-    slot = {std::move(prepared), recency_.begin()};
-    running_ = &recency_.front();
-    return *slot.statement;
-  } catch (...) {
-    recency_.pop_front();
-    throw;
-  }
-}
-
-void Database::drop_running_statement() noexcept {
-  if (running_ == nullptr || !connection_) return;
-  const auto found = statements_.find(*running_);
-  running_ = nullptr;
-  if (found == statements_.end()) return;
-  recency_.erase(found->second.recency);
-  statements_.erase(found);  // Connector/C++ swallows a failed close on a broken connection
-}
-
 sql::PreparedStatement& Database::prepare(const std::string& sql_text) {
-  return statement(sql_text);
+  // Connector/C++ swallows a failed close (a dropped statement) on a broken connection.
+  return statements_.use(sql_text, [this](const std::string& text) {
+    return std::unique_ptr<sql::PreparedStatement>(connection_->prepareStatement(text));
+  });
 }
 
 sql::PreparedStatement& Database::bound(const std::string& sql_text, const Params& params) {
   running_since_ = Clock::now();  // before the first round trip of this statement
   fit_statement_timeout();
-  auto& prepared = statement(sql_text);
+  auto& prepared = prepare(sql_text);
   bind(prepared, params);
   return prepared;
 }
 
 std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text, const Params& params) {
   std::unique_ptr<sql::ResultSet> rs(bound(sql_text, params).executeQuery());
-  running_ = nullptr;
+  statements_.finished();
   return rs;
 }
 
 std::uint64_t Database::execute(const std::string& sql_text, const Params& params) {
   const auto changed = static_cast<std::uint64_t>(bound(sql_text, params).executeUpdate());
-  running_ = nullptr;
+  statements_.finished();
   return changed;
 }
 

@@ -17,18 +17,17 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
 #include "db/circuit_breaker.h"
 #include "db/statement.h"
+#include "db/statement_cache.h"
 
 namespace sql {
 class Connection;
@@ -151,11 +150,6 @@ class Database {
   std::size_t prepared_statements() const { return statements_.size(); }
 
  private:
-  struct CachedStatement {
-    std::unique_ptr<sql::PreparedStatement> statement;
-    std::list<std::string>::iterator recency;
-  };
-
   void ensure_connected();
   bool try_connect(std::size_t index);
   void disconnect() noexcept;
@@ -165,9 +159,7 @@ class Database {
   bool skipped(std::size_t server) const;
   bool failback_due() const;
   Clock::duration read_timeout() const;
-  sql::PreparedStatement& statement(const std::string& sql_text);
   sql::PreparedStatement& bound(const std::string& sql_text, const Params& params);
-  void drop_running_statement() noexcept;
   void fit_statement_timeout();
   void set_statement_timeout(unsigned timeout_ms);
   Clock::duration remaining() const;
@@ -187,11 +179,9 @@ class Database {
   std::string last_connect_error_;  // for the caller's error message: "where: why"
   Clock::time_point deadline_ = Clock::time_point::max();
   unsigned session_timeout_ms_ = 0;  // max_statement_time of the session now (0: none set)
-  // Prepared statements by SQL text, with their use order (most recent first) for eviction.
-  std::unordered_map<std::string, CachedStatement> statements_;
-  std::list<std::string> recency_;
-  const std::string* running_ = nullptr;  // the statement being run, dropped if it fails
-  Clock::time_point running_since_{};     // when it was sent
+  // Prepared statements by SQL text; the one in use is the one being run, dropped if it fails.
+  StatementCache<sql::PreparedStatement> statements_;  // made in the .cpp: a complete type
+  Clock::time_point running_since_{};                  // when the statement being run was sent
 };
 
 // The breakers of a process, one per server (by its address), shared by all its connections:
@@ -225,16 +215,5 @@ std::vector<std::string> read_server_addresses(const config::DatabaseSettings& s
 std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& settings);
 ConnectionOptions connection_options(const config::DatabaseSettings& settings,
                                      unsigned statement_timeout_ms = 0);
-
-// True for MariaDB/client error codes that mean "the server cannot answer now" rather than
-// "this statement is wrong".
-bool is_unavailable_error(int error_code);
-
-// True for errors the server answers about its own state, not the connection's: the request's
-// time budget (max_statement_time, lock waits) or a full statement cache (max_prepared_stmt_
-// count). The caller gets DatabaseUnavailable at once, without a retry; the connection is kept.
-bool is_server_state_error(int error_code);
-// The timeouts among them (max_statement_time, lock waits).
-bool is_timeout_error(int error_code);
 
 }  // namespace connector::db
