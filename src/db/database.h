@@ -26,6 +26,7 @@
 
 #include "config/config.h"
 #include "db/circuit_breaker.h"
+#include "db/server_selector.h"
 #include "db/statement.h"
 #include "db/statement_cache.h"
 
@@ -104,11 +105,11 @@ class Database {
         ensure_connected();
         if constexpr (std::is_void_v<decltype(work(*this))>) {
           work(*this);
-          note_answer();
+          selector_.answered();
           return;
         } else {
           auto result = work(*this);
-          note_answer();
+          selector_.answered();
           return result;
         }
       } catch (const sql::SQLException& e) {
@@ -154,27 +155,15 @@ class Database {
   bool try_connect(std::size_t index);
   void disconnect() noexcept;
   void handle_failure(const sql::SQLException& e, int attempt);
-  void note_answer();
-  void note_no_answer(std::size_t server);
-  bool skipped(std::size_t server) const;
-  bool failback_due() const;
-  Clock::duration read_timeout() const;
+  unsigned read_timeout_s() const;
   sql::PreparedStatement& bound(const std::string& sql_text, const Params& params);
   void fit_statement_timeout();
-  void set_statement_timeout(unsigned timeout_ms);
   Clock::duration remaining() const;
 
-  struct Server {
-    DatabaseTarget target;
-    Clock::time_point last_failure{};
-  };
-
-  std::vector<Server> servers_;
+  std::vector<DatabaseTarget> targets_;
   ConnectionOptions options_;
-  bool probe_;
-  std::unique_ptr<sql::Connection> connection_;
-  std::size_t current_ = 0;  // index of the connected server
-  Clock::time_point connected_at_{};
+  ServerSelector selector_;
+  std::unique_ptr<sql::Connection> connection_;  // to the selector's current server
   bool ever_connected_ = false;
   std::string last_connect_error_;  // for the caller's error message: "where: why"
   Clock::time_point deadline_ = Clock::time_point::max();

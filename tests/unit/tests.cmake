@@ -19,6 +19,8 @@ connector_unit_test(test_replica_lag)
 connector_unit_test(test_db_servers)
 connector_unit_test(test_mariadb_errors)
 connector_unit_test(test_statement_cache)
+connector_unit_test(test_server_selector)
+connector_unit_test(test_session_timeouts)
 connector_unit_test(test_web_server_addrs)
 connector_unit_test(test_fcgi_screen)
 # The screen's passed requests are read by libfcgi too (tests/libfcgi_reading.h).
