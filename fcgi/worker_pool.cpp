@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "api/router.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "metrics/scoreboard.h"
 #include "pending_requests.h"
 #include "request_screen.h"
@@ -141,8 +141,8 @@ class WorkerPool::Thread {
 
  private:
   db::DriverThreadScope driver_thread_;
-  db::Database reader_;
-  db::Database writer_;
+  db::Connection reader_;
+  db::Connection writer_;
   db::MariaDbHistoryStore history_;
   db::NewRowBudget new_rows_;
   db::MariaDbDepositAccountStore accounts_;

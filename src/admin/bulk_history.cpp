@@ -16,16 +16,16 @@ namespace {
 
 constexpr std::uint64_t kRowsPerTransaction = 10'000;
 
-void execute(db::Database& db, const std::string& sql_text) { db.prepare(sql_text).execute(); }
+void execute(db::Connection& db, const std::string& sql_text) { db.prepare(sql_text).execute(); }
 
-std::uint64_t next_id(db::Database& db) {
+std::uint64_t next_id(db::Connection& db) {
   std::unique_ptr<sql::ResultSet> rs(
       db.prepare("SELECT COALESCE(MAX(id), 0) + 1 FROM history").executeQuery());
   rs->next();
   return rs->getUInt64(1);
 }
 
-void rebuild_counts(db::Database& db) {
+void rebuild_counts(db::Connection& db) {
   db.begin();
   execute(db, "DELETE FROM history_counts");
   execute(db,
@@ -42,7 +42,7 @@ void rebuild_counts(db::Database& db) {
 
 }  // namespace
 
-std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& options,
+std::uint64_t generate_history(db::Connection& db, const BulkHistoryOptions& options,
                                std::ostream* progress) {
   const auto reference = db::load_reference_data(db);
   const std::uint64_t recipients =

@@ -24,7 +24,7 @@ void set_nullable(PreparedStatement& stmt, int index, const std::string& value) 
   }
 }
 
-void write_networks(db::Database& db, const ImportBatch& batch) {
+void write_networks(db::Connection& db, const ImportBatch& batch) {
   auto& stmt = db.prepare(
       "INSERT INTO chains (slug, network, chain_id, base_chain, deposit_factory, "
       "deposit_init_code_hash) VALUES (?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
@@ -42,7 +42,7 @@ void write_networks(db::Database& db, const ImportBatch& batch) {
   }
 }
 
-void write_assets(db::Database& db, const ImportBatch& batch, const ChainRefs& refs) {
+void write_assets(db::Connection& db, const ImportBatch& batch, const ChainRefs& refs) {
   auto& stmt = db.prepare(
       "INSERT INTO assets (id, chain_ref, address, name, symbol, decimals, asset_type) "
       "VALUES (?, ?, ?, ?, ?, ?, ?) ON DUPLICATE KEY UPDATE chain_ref = VALUE(chain_ref), "
@@ -60,7 +60,7 @@ void write_assets(db::Database& db, const ImportBatch& batch, const ChainRefs& r
   }
 }
 
-void write_connects(db::Database& db, const ImportBatch& batch, const ChainRefs& refs) {
+void write_connects(db::Connection& db, const ImportBatch& batch, const ChainRefs& refs) {
   // A connect already stored in the other orientation is the same connect.
   auto& stmt = db.prepare(
       "INSERT INTO connects (chain_a, chain_b) SELECT ?, ? FROM DUAL WHERE NOT EXISTS "
@@ -74,7 +74,7 @@ void write_connects(db::Database& db, const ImportBatch& batch, const ChainRefs&
   }
 }
 
-void write_pairs(db::Database& db, const ImportBatch& batch) {
+void write_pairs(db::Connection& db, const ImportBatch& batch) {
   auto& stmt = db.prepare(
       "INSERT INTO pairs (id, asset_a_id, asset_b_id, "
       "a2b_min_deposit_amount, a2b_fee_percent_millionths, a2b_fee_min_amount, "
@@ -110,7 +110,7 @@ void write_pairs(db::Database& db, const ImportBatch& batch) {
   }
 }
 
-void write_chain_status(db::Database& db, const ImportBatch& batch, const ChainRefs& refs) {
+void write_chain_status(db::Connection& db, const ImportBatch& batch, const ChainRefs& refs) {
   auto& stmt = db.prepare(
       "INSERT INTO chain_status (chain_ref, status, latest_height, supply) VALUES (?, ?, ?, ?) "
       "ON DUPLICATE KEY UPDATE status = VALUE(status), latest_height = VALUE(latest_height), "
@@ -202,7 +202,7 @@ int bind_history_row(PreparedStatement& stmt, int i, const HistoryRow& r, const 
 // Runs `bind_row` for each row in statements of up to kRowsPerStatement rows: one round trip
 // and one parse per chunk instead of per row.
 template <typename Row, typename MakeSql, typename BindRow>
-void write_in_chunks(db::Database& db, std::span<const Row> rows, MakeSql make_sql,
+void write_in_chunks(db::Connection& db, std::span<const Row> rows, MakeSql make_sql,
                      BindRow bind_row) {
   constexpr std::size_t kRowsPerStatement = 500;
   for (std::size_t first = 0; first < rows.size(); first += kRowsPerStatement) {
@@ -216,21 +216,22 @@ void write_in_chunks(db::Database& db, std::span<const Row> rows, MakeSql make_s
 
 }  // namespace
 
-ChainRefs chain_refs(db::Database& db) {
+ChainRefs chain_refs(db::Connection& db) {
   std::unique_ptr<sql::ResultSet> rs(db.prepare("SELECT slug, id FROM chains").executeQuery());
   ChainRefs refs;
   while (rs->next()) refs[rs->getString(1)] = static_cast<std::uint16_t>(rs->getUInt(2));
   return refs;
 }
 
-void write_history_rows(db::Database& db, std::span<const HistoryRow> rows, const ChainRefs& refs) {
+void write_history_rows(db::Connection& db, std::span<const HistoryRow> rows,
+                        const ChainRefs& refs) {
   write_in_chunks(db, rows, history_upsert,
                   [&refs](PreparedStatement& stmt, int i, const HistoryRow& r) {
                     return bind_history_row(stmt, i, r, refs);
                   });
 }
 
-void write_deposit_account_rows(db::Database& db, std::span<const DepositAccountRow> rows,
+void write_deposit_account_rows(db::Connection& db, std::span<const DepositAccountRow> rows,
                                 const ChainRefs& refs) {
   static constexpr const char* kColumns[] = {"deposit_chain", "deposit_address", "recipient_chain",
                                              "recipient_address"};
@@ -251,7 +252,7 @@ void write_deposit_account_rows(db::Database& db, std::span<const DepositAccount
 namespace {
 
 // Large documents are written in chunks so a person watching sees the rows go in.
-void write_history_in_chunks(db::Database& db, std::span<const HistoryRow> rows,
+void write_history_in_chunks(db::Connection& db, std::span<const HistoryRow> rows,
                              const ChainRefs& refs, Progress* progress) {
   constexpr std::size_t kChunk = 5'000;
   for (std::size_t at = 0; at < rows.size(); at += kChunk) {
@@ -263,7 +264,7 @@ void write_history_in_chunks(db::Database& db, std::span<const HistoryRow> rows,
 
 }  // namespace
 
-ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Progress* progress) {
+ImportCounts write_import_batch(db::Connection& db, const ImportBatch& batch, Progress* progress) {
   db.begin();
   try {
     write_networks(db, batch);
@@ -285,7 +286,7 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Prog
           batch.deposit_accounts.size()};
 }
 
-void refresh_statistics(db::Database& db) noexcept {
+void refresh_statistics(db::Connection& db) noexcept {
   // Reported, not thrown: the data is committed by now, and statistics are only advice.
   try {
     auto rs = db.query(

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/new_row_budget.h"
 #include "http/api_error.h"
 #include "http/etag.h"

@@ -1,6 +1,6 @@
 #pragma once
-// A MariaDB connection with its prepared statements, owned by one worker thread, over an
-// ordered list of servers (read replicas, then the primary). It reconnects by itself: a query
+// One MariaDB connection with its prepared statements, owned by one thread, over an ordered list
+// of servers (read replicas, then the primary: db/targets.h). It reconnects by itself: a query
 // that fails because its server went away (restart, killed connection, failover) is retried once
 // on a fresh connection to the first server that answers; if none can, the caller gets
 // DatabaseUnavailable (a 503), and the next request tries again.
@@ -12,23 +12,24 @@
 // statement the server stops or refuses for its own state (time budget, lock wait, a full
 // statement cache) is DatabaseUnavailable at once, without a retry, and that statement is
 // dropped; the connection is kept.
+//
+// Its policy lives in parts without a server, each unit-tested: which server to use
+// (db/server_selector.h), the deadline as session timeouts (db/session_timeouts.h), the
+// prepared statements' LRU (db/statement_cache.h) and what each MariaDB error means
+// (db/mariadb_errors.h). This class runs statements and applies their decisions.
 #include <cppconn/exception.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "config/config.h"
-#include "db/circuit_breaker.h"
 #include "db/server_selector.h"
 #include "db/statement.h"
 #include "db/statement_cache.h"
+#include "db/targets.h"
 
 namespace sql {
 class Connection;
@@ -50,7 +51,7 @@ class DatabaseError : public std::runtime_error {
 };
 
 // Call once in main before any thread touches the database (the driver's setup is not
-// thread-safe); each thread that uses a Database then holds a DriverThreadScope.
+// thread-safe); each thread that uses a Connection then holds a DriverThreadScope.
 void init_driver();
 class DriverThreadScope {
  public:
@@ -60,27 +61,7 @@ class DriverThreadScope {
   DriverThreadScope& operator=(const DriverThreadScope&) = delete;
 };
 
-// One server and the account to use on it.
-struct DatabaseTarget {
-  config::DatabaseEndpoint endpoint;
-  std::string user;
-  std::string password;
-  // The process's breaker for this server (nullptr: none, as in the admin tool).
-  CircuitBreaker* breaker = nullptr;
-};
-
-struct ConnectionOptions {
-  std::string database;
-  unsigned connect_timeout_s = 2;
-  unsigned read_timeout_s = 5;
-  // The time budget of one request, enforced by the server (max_statement_time, lock waits)
-  // and, against a hung server, by the client's read timeout; 0 leaves the server's defaults.
-  unsigned statement_timeout_ms = 0;
-  // How long to stay on a fallback server before trying the preferred one again.
-  unsigned failback_s = 30;
-};
-
-class Database {
+class Connection {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -91,10 +72,10 @@ class Database {
   static constexpr std::size_t kMaxStatements = 192;
 
   // A probe connection (the prober's) ignores open breakers, and its answers close them.
-  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe = false);
-  ~Database();
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
+  Connection(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe = false);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   // Runs work(*this) on a live connection, retrying once on a new connection when the old one
   // was lost and the deadline allows. work must be safe to repeat (reads, or idempotent writes).
@@ -163,7 +144,7 @@ class Database {
   std::vector<DatabaseTarget> targets_;
   ConnectionOptions options_;
   ServerSelector selector_;
-  std::unique_ptr<sql::Connection> connection_;  // to the selector's current server
+  std::unique_ptr<sql::Connection> driver_connection_;  // to the selector's current server
   bool ever_connected_ = false;
   std::string last_connect_error_;  // for the caller's error message: "where: why"
   Clock::time_point deadline_ = Clock::time_point::max();
@@ -172,37 +153,5 @@ class Database {
   StatementCache<sql::PreparedStatement> statements_;  // made in the .cpp: a complete type
   Clock::time_point running_since_{};                  // when the statement being run was sent
 };
-
-// The breakers of a process, one per server (by its address), shared by all its connections:
-// a server found hung by one thread is skipped by all, until the prober gets an answer from it.
-class CircuitBreakers {
- public:
-  // open_count: where the process counts its open breakers (nullptr: nowhere).
-  explicit CircuitBreakers(std::atomic<std::uint32_t>* open_count = nullptr)
-      : open_count_(open_count) {}
-
-  // The targets, each pointed at its server's breaker.
-  std::vector<DatabaseTarget> attach(std::vector<DatabaseTarget> targets);
-  // The servers whose breaker is open, each with the account that first reached it.
-  std::vector<DatabaseTarget> open_servers();
-
- private:
-  struct Entry {
-    DatabaseTarget target;
-    std::unique_ptr<CircuitBreaker> breaker;
-  };
-  std::atomic<std::uint32_t>* open_count_;
-  std::mutex mutex_;
-  std::map<std::string, Entry> by_server_;
-};
-
-// Reads: the replicas in order, then the primary, with the read account.
-std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& settings);
-// Their addresses (endpoint.describe()), in the same order.
-std::vector<std::string> read_server_addresses(const config::DatabaseSettings& settings);
-// The one write: the primary, with the write account (the read account when none is set).
-std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& settings);
-ConnectionOptions connection_options(const config::DatabaseSettings& settings,
-                                     unsigned statement_timeout_ms = 0);
 
 }  // namespace connector::db

@@ -1,4 +1,4 @@
-#include "db/database.h"
+#include "db/connection.h"
 
 #include <cppconn/datatype.h>
 #include <cppconn/prepared_statement.h>
@@ -57,50 +57,6 @@ void init_driver() { driver(); }
 DriverThreadScope::DriverThreadScope() { driver()->threadInit(); }
 DriverThreadScope::~DriverThreadScope() { driver()->threadEnd(); }
 
-std::vector<DatabaseTarget> CircuitBreakers::attach(std::vector<DatabaseTarget> targets) {
-  std::lock_guard lock(mutex_);
-  for (auto& target : targets) {
-    auto& entry = by_server_[target.endpoint.describe()];
-    if (!entry.breaker) entry = {target, std::make_unique<CircuitBreaker>(open_count_)};
-    target.breaker = entry.breaker.get();
-  }
-  return targets;
-}
-
-std::vector<DatabaseTarget> CircuitBreakers::open_servers() {
-  std::lock_guard lock(mutex_);
-  std::vector<DatabaseTarget> open;
-  for (auto& [name, entry] : by_server_) {
-    if (!entry.breaker->open()) continue;
-    open.push_back(entry.target);
-    open.back().breaker = entry.breaker.get();
-  }
-  return open;
-}
-
-std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& s) {
-  std::vector<DatabaseTarget> targets;
-  for (const auto& replica : s.replicas) targets.push_back({replica, s.user, s.password, nullptr});
-  targets.push_back({s.primary(), s.user, s.password, nullptr});
-  return targets;
-}
-
-std::vector<std::string> read_server_addresses(const config::DatabaseSettings& s) {
-  std::vector<std::string> addresses;
-  for (const auto& target : read_targets(s)) addresses.push_back(target.endpoint.describe());
-  return addresses;
-}
-
-std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& s) {
-  if (s.write_user.empty()) return {{s.primary(), s.user, s.password, nullptr}};
-  return {{s.primary(), s.write_user, s.write_password, nullptr}};
-}
-
-ConnectionOptions connection_options(const config::DatabaseSettings& s,
-                                     unsigned statement_timeout_ms) {
-  return {s.name, s.connect_timeout_s, s.read_timeout_s, statement_timeout_ms, s.failback_s};
-}
-
 namespace {
 
 std::vector<CircuitBreaker*> breakers_of(const std::vector<DatabaseTarget>& targets) {
@@ -112,37 +68,37 @@ std::vector<CircuitBreaker*> breakers_of(const std::vector<DatabaseTarget>& targ
 
 }  // namespace
 
-Database::Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe)
+Connection::Connection(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe)
     : targets_(std::move(targets)),
       options_(std::move(options)),
       selector_(breakers_of(targets_), std::chrono::seconds(options_.failback_s), probe),
       statements_(kMaxStatements) {}
 
-Database::~Database() { disconnect(); }
+Connection::~Connection() { disconnect(); }
 
-void Database::disconnect() noexcept {
+void Connection::disconnect() noexcept {
   statements_.clear();  // statements must go before their connection
   session_timeout_ms_ = 0;
   try {
-    connection_.reset();
+    driver_connection_.reset();
   } catch (...) {  // closing a dead connection may throw; it is gone either way
   }
 }
 
-std::string Database::server() const {
-  return connection_ ? targets_[selector_.current()].endpoint.describe() : std::string();
+std::string Connection::server() const {
+  return driver_connection_ ? targets_[selector_.current()].endpoint.describe() : std::string();
 }
 
-Database::Clock::duration Database::remaining() const {
+Connection::Clock::duration Connection::remaining() const {
   if (deadline_ == Clock::time_point::max()) return Clock::duration::max();
   return deadline_ - Clock::now();
 }
 
-unsigned Database::read_timeout_s() const {
+unsigned Connection::read_timeout_s() const {
   return client_read_timeout_s(options_.read_timeout_s, options_.statement_timeout_ms);
 }
 
-bool Database::try_connect(std::size_t index) {
+bool Connection::try_connect(std::size_t index) {
   const auto left = remaining();
   if (left <= Clock::duration::zero()) {
     last_connect_error_ = "no time left in the request's budget to connect";
@@ -152,7 +108,7 @@ bool Database::try_connect(std::size_t index) {
   try {
     const auto connect_timeout_s = client_connect_timeout_s(left, options_.connect_timeout_s);
     auto options = connect_options(target, options_, read_timeout_s(), connect_timeout_s);
-    connection_.reset(driver()->connect(options));
+    driver_connection_.reset(driver()->connect(options));
     fit_statement_timeout();
   } catch (const sql::SQLException& e) {
     selector_.connect_failed(index, is_no_answer_error(e.getErrorCode()));
@@ -170,13 +126,13 @@ bool Database::try_connect(std::size_t index) {
   return true;
 }
 
-void Database::ensure_connected() {
+void Connection::ensure_connected() {
   if (remaining() <= Clock::duration::zero()) {
     throw DatabaseUnavailable("the request's time budget is spent");
   }
   // A live connection to a server that others found hung, or that fell out of rotation, is not
   // used either.
-  if (connection_ && !connection_->isClosed() && selector_.keep_current()) return;
+  if (driver_connection_ && !driver_connection_->isClosed() && selector_.keep_current()) return;
   disconnect();
   for (std::size_t i = 0; i < targets_.size(); ++i) {
     switch (selector_.consider(i)) {
@@ -200,14 +156,14 @@ void Database::ensure_connected() {
   throw DatabaseUnavailable("no database server answers (last: " + last_connect_error_ + ")");
 }
 
-void Database::handle_failure(const sql::SQLException& e, int attempt) {
+void Connection::handle_failure(const sql::SQLException& e, int attempt) {
   metrics::increment(&metrics::Scoreboard::db_errors);
   const int code = e.getErrorCode();
   const std::string what =
       "database " + server() + ": " + e.what() + " (code " + std::to_string(code) + ")";
-  const bool live = connection_ && !connection_->isClosed();
+  const bool live = driver_connection_ && !driver_connection_->isClosed();
   // A statement stopped by a timeout is sound and stays prepared; any other failed one goes.
-  if (!is_timeout_error(code) && connection_) statements_.drop_in_use();
+  if (!is_timeout_error(code) && driver_connection_) statements_.drop_in_use();
   if (is_server_state_error(code) && live) {
     // The server answered, about its own state: a retry would spend the budget again or meet
     // the same full cache, and the connection itself is sound, so it is kept.
@@ -224,7 +180,7 @@ void Database::handle_failure(const sql::SQLException& e, int attempt) {
   // A statement that waited out the client's read timeout met a hung server: it counts towards
   // that server's breaker, and the retry skips it (its reconnect pause). A connection closed
   // at once (a restart, KILL, a killed replica) is simply replaced.
-  if (connection_ && is_no_answer_error(code) &&
+  if (driver_connection_ && is_no_answer_error(code) &&
       waited_out_read_timeout(Clock::now() - running_since_, read_timeout_s())) {
     selector_.hung();
   }
@@ -235,24 +191,24 @@ void Database::handle_failure(const sql::SQLException& e, int attempt) {
 
 // The server stops a statement at what is left of the request's budget, and always before the
 // client's read timeout would (so a slow statement is never mistaken for a hung server).
-void Database::fit_statement_timeout() {
+void Connection::fit_statement_timeout() {
   const unsigned budget = options_.statement_timeout_ms;
   if (budget == 0) return;
   const unsigned wanted = session_statement_timeout_ms(budget, read_timeout_s(), remaining());
   if (!statement_timeout_changes(session_timeout_ms_, wanted)) return;
-  std::unique_ptr<sql::Statement> statement(connection_->createStatement());
+  std::unique_ptr<sql::Statement> statement(driver_connection_->createStatement());
   statement->execute(statement_timeout_sql(wanted));
   session_timeout_ms_ = wanted;
 }
 
-sql::PreparedStatement& Database::prepare(const std::string& sql_text) {
+sql::PreparedStatement& Connection::prepare(const std::string& sql_text) {
   // Connector/C++ swallows a failed close (a dropped statement) on a broken connection.
   return statements_.use(sql_text, [this](const std::string& text) {
-    return std::unique_ptr<sql::PreparedStatement>(connection_->prepareStatement(text));
+    return std::unique_ptr<sql::PreparedStatement>(driver_connection_->prepareStatement(text));
   });
 }
 
-sql::PreparedStatement& Database::bound(const std::string& sql_text, const Params& params) {
+sql::PreparedStatement& Connection::bound(const std::string& sql_text, const Params& params) {
   running_since_ = Clock::now();  // before the first round trip of this statement
   fit_statement_timeout();
   auto& prepared = prepare(sql_text);
@@ -260,35 +216,36 @@ sql::PreparedStatement& Database::bound(const std::string& sql_text, const Param
   return prepared;
 }
 
-std::unique_ptr<sql::ResultSet> Database::query(const std::string& sql_text, const Params& params) {
+std::unique_ptr<sql::ResultSet> Connection::query(const std::string& sql_text,
+                                                  const Params& params) {
   std::unique_ptr<sql::ResultSet> rs(bound(sql_text, params).executeQuery());
   statements_.finished();
   return rs;
 }
 
-std::uint64_t Database::execute(const std::string& sql_text, const Params& params) {
+std::uint64_t Connection::execute(const std::string& sql_text, const Params& params) {
   const auto changed = static_cast<std::uint64_t>(bound(sql_text, params).executeUpdate());
   statements_.finished();
   return changed;
 }
 
-void Database::begin() {
+void Connection::begin() {
   ensure_connected();
   running_since_ = Clock::now();
-  connection_->setAutoCommit(false);
+  driver_connection_->setAutoCommit(false);
 }
 
-void Database::commit() {
+void Connection::commit() {
   running_since_ = Clock::now();
-  connection_->commit();
-  connection_->setAutoCommit(true);
+  driver_connection_->commit();
+  driver_connection_->setAutoCommit(true);
 }
 
-void Database::rollback() noexcept {
+void Connection::rollback() noexcept {
   try {
-    if (connection_) {
-      connection_->rollback();
-      connection_->setAutoCommit(true);
+    if (driver_connection_) {
+      driver_connection_->rollback();
+      driver_connection_->setAutoCommit(true);
     }
   } catch (...) {
     disconnect();
