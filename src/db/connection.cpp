@@ -36,6 +36,13 @@ sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
   return map;
 }
 
+std::vector<CircuitBreaker*> breakers_of(const std::vector<DatabaseTarget>& targets) {
+  std::vector<CircuitBreaker*> breakers;
+  breakers.reserve(targets.size());
+  for (const auto& target : targets) breakers.push_back(target.breaker);
+  return breakers;
+}
+
 void bind(sql::PreparedStatement& statement, const Params& params) {
   int index = 1;
   for (const auto& param : params) {
@@ -56,17 +63,6 @@ void init_driver() { driver(); }
 
 DriverThreadScope::DriverThreadScope() { driver()->threadInit(); }
 DriverThreadScope::~DriverThreadScope() { driver()->threadEnd(); }
-
-namespace {
-
-std::vector<CircuitBreaker*> breakers_of(const std::vector<DatabaseTarget>& targets) {
-  std::vector<CircuitBreaker*> breakers;
-  breakers.reserve(targets.size());
-  for (const auto& target : targets) breakers.push_back(target.breaker);
-  return breakers;
-}
-
-}  // namespace
 
 Connection::Connection(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe)
     : targets_(std::move(targets)),

@@ -4,7 +4,7 @@
 
 namespace connector::db {
 
-ServerSelector::ServerSelector(std::vector<CircuitBreaker*> breakers,
+ServerSelector::ServerSelector(const std::vector<CircuitBreaker*>& breakers,
                                std::chrono::seconds failback_after, bool probe, Now now)
     : failback_after_(failback_after), probe_(probe), now_(std::move(now)) {
   for (auto* breaker : breakers) servers_.push_back({breaker});

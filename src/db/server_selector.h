@@ -39,7 +39,7 @@ class ServerSelector {
   };
 
   // breakers: one per server, in order of preference (nullptr: none, never skipped).
-  ServerSelector(std::vector<CircuitBreaker*> breakers, std::chrono::seconds failback_after,
+  ServerSelector(const std::vector<CircuitBreaker*>& breakers, std::chrono::seconds failback_after,
                  bool probe, Now now = &Clock::now);
 
   std::size_t size() const { return servers_.size(); }
