@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "util/log.h"
 #include "worker_process.h"
 

@@ -15,7 +15,7 @@ ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers
       readiness_(reader_),
       router_({history_, accounts_, readiness_, reference, supply, read_servers}) {}
 
-void ThreadServices::set_deadline(db::Database::Clock::time_point deadline) {
+void ThreadServices::set_deadline(db::Connection::Clock::time_point deadline) {
   reader_.set_deadline(deadline);
   writer_.set_deadline(deadline);
 }

@@ -7,7 +7,7 @@
 
 #include "api/router.h"
 #include "config/config.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/new_row_budget.h"
 #include "db/reference_store.h"
 #include "db/stores.h"
@@ -22,13 +22,13 @@ class ThreadServices {
                  const std::vector<std::string>& read_servers);
 
   // One deadline for all the request's database work, on both connections.
-  void set_deadline(db::Database::Clock::time_point deadline);
+  void set_deadline(db::Connection::Clock::time_point deadline);
   api::Router& router() { return router_; }
 
  private:
   db::DriverThreadScope driver_thread_;
-  db::Database reader_;
-  db::Database writer_;
+  db::Connection reader_;
+  db::Connection writer_;
   db::MariaDbHistoryStore history_;
   db::NewRowBudget new_rows_;
   db::MariaDbDepositAccountStore accounts_;

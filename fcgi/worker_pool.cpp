@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "api/router.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "libfcgi_request.h"
 #include "metrics/scoreboard.h"
 #include "pending_requests.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config/config.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/reference_store.h"
 #include "db/replica_monitor.h"
 #include "db/server_prober.h"

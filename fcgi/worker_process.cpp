@@ -6,7 +6,7 @@
 
 #include <ctime>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "util/access_log.h"
 #include "util/log.h"
 #include "worker_pool.h"

@@ -14,15 +14,15 @@ namespace {
 
 constexpr std::uint64_t kRowsPerTransaction = 10'000;
 
-void execute(db::Database& db, const std::string& sql_text) { db.execute(sql_text); }
+void execute(db::Connection& db, const std::string& sql_text) { db.execute(sql_text); }
 
-std::uint64_t next_id(db::Database& db) {
+std::uint64_t next_id(db::Connection& db) {
   auto rs = db.query("SELECT COALESCE(MAX(id), 0) + 1 FROM history");
   rs->next();
   return db::read_value<std::uint64_t>(*rs, 1);
 }
 
-void rebuild_counts(db::Database& db) {
+void rebuild_counts(db::Connection& db) {
   db.begin();
   execute(db, "DELETE FROM history_counts");
   execute(db,
@@ -39,7 +39,7 @@ void rebuild_counts(db::Database& db) {
 
 }  // namespace
 
-std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& options,
+std::uint64_t generate_history(db::Connection& db, const BulkHistoryOptions& options,
                                std::ostream* progress) {
   const auto reference = db::load_reference_data(db);
   const std::uint64_t recipients =

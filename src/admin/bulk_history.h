@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <iosfwd>
 
-#include "db/database.h"
+#include "db/connection.h"
 
 namespace connector::admin {
 
@@ -18,7 +18,7 @@ struct BulkHistoryOptions {
 };
 
 // Appends the records after the highest id present; returns the first new id.
-std::uint64_t generate_history(db::Database& db, const BulkHistoryOptions& options,
+std::uint64_t generate_history(db::Connection& db, const BulkHistoryOptions& options,
                                std::ostream* progress);
 
 }  // namespace connector::admin

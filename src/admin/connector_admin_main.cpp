@@ -19,7 +19,7 @@
 #include "admin/sample_data.h"
 #include "config/config.h"
 #include "config/keys.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/reference_store.h"
 #include "util/log.h"
 
@@ -76,10 +76,10 @@ std::string read_file(const std::string& path) {
   return content.str();
 }
 
-db::Database admin_database(const config::Config& config) {
+db::Connection admin_database(const config::Config& config) {
   db::init_driver();
-  return db::Database({{config.db.primary(), config.db.user, config.db.password}},
-                      db::connection_options(config.db));
+  return db::Connection({{config.db.primary(), config.db.user, config.db.password}},
+                        db::connection_options(config.db));
 }
 
 int import_command(const Invocation& call) {

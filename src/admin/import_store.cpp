@@ -14,7 +14,7 @@ using db::OnDuplicate;
 
 // One statement per row: the reference tables hold a handful of rows.
 template <typename Row, typename Context>
-void write_each(db::Database& db, const db::WriteTable<Row, Context>& table,
+void write_each(db::Connection& db, const db::WriteTable<Row, Context>& table,
                 std::span<const Row> rows, const Context& context) {
   const std::string sql = insert_sql(table, 1, OnDuplicate::kUpdate);
   for (const auto& row : rows) db.execute(sql, params_of(table, row, context));
@@ -23,7 +23,7 @@ void write_each(db::Database& db, const db::WriteTable<Row, Context>& table,
 // Statements of up to kRowsPerStatement rows: one round trip and one parse per chunk instead
 // of per row.
 template <typename Row>
-void write_in_chunks(db::Database& db, const db::WriteTable<Row, ChainRefs>& table,
+void write_in_chunks(db::Connection& db, const db::WriteTable<Row, ChainRefs>& table,
                      OnDuplicate on_duplicate, std::span<const Row> rows, const ChainRefs& refs) {
   constexpr std::size_t kRowsPerStatement = 500;
   for (std::size_t first = 0; first < rows.size(); first += kRowsPerStatement) {
@@ -35,7 +35,8 @@ void write_in_chunks(db::Database& db, const db::WriteTable<Row, ChainRefs>& tab
   }
 }
 
-void write_connects(db::Database& db, std::span<const ConnectRow> connects, const ChainRefs& refs) {
+void write_connects(db::Connection& db, std::span<const ConnectRow> connects,
+                    const ChainRefs& refs) {
   // A connect already stored in the other orientation is the same connect.
   const std::string sql = insert_where_sql(kConnectsTable, kNewConnect);
   for (const auto& c : connects) db.execute(sql, params_of(kConnectsTable, c, refs));
@@ -43,7 +44,7 @@ void write_connects(db::Database& db, std::span<const ConnectRow> connects, cons
 
 }  // namespace
 
-ChainRefs chain_refs(db::Database& db) {
+ChainRefs chain_refs(db::Connection& db) {
   struct ChainRef {
     std::string slug;
     std::uint16_t id = 0;
@@ -58,11 +59,12 @@ ChainRefs chain_refs(db::Database& db) {
   return refs;
 }
 
-void write_history_rows(db::Database& db, std::span<const HistoryRow> rows, const ChainRefs& refs) {
+void write_history_rows(db::Connection& db, std::span<const HistoryRow> rows,
+                        const ChainRefs& refs) {
   write_in_chunks(db, kHistoryTable, OnDuplicate::kUpdate, rows, refs);
 }
 
-void write_deposit_account_rows(db::Database& db, std::span<const DepositAccountRow> rows,
+void write_deposit_account_rows(db::Connection& db, std::span<const DepositAccountRow> rows,
                                 const ChainRefs& refs) {
   write_in_chunks(db, kDepositAccountsTable, OnDuplicate::kIgnore, rows, refs);
 }
@@ -70,7 +72,7 @@ void write_deposit_account_rows(db::Database& db, std::span<const DepositAccount
 namespace {
 
 // Large documents are written in chunks so a person watching sees the rows go in.
-void write_history_in_chunks(db::Database& db, std::span<const HistoryRow> rows,
+void write_history_in_chunks(db::Connection& db, std::span<const HistoryRow> rows,
                              const ChainRefs& refs, Progress* progress) {
   constexpr std::size_t kChunk = 5'000;
   for (std::size_t at = 0; at < rows.size(); at += kChunk) {
@@ -82,7 +84,7 @@ void write_history_in_chunks(db::Database& db, std::span<const HistoryRow> rows,
 
 }  // namespace
 
-ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Progress* progress) {
+ImportCounts write_import_batch(db::Connection& db, const ImportBatch& batch, Progress* progress) {
   db.begin();
   try {
     write_each(db, kChainsTable, std::span(batch.networks), db::NoContext{});
@@ -104,7 +106,7 @@ ImportCounts write_import_batch(db::Database& db, const ImportBatch& batch, Prog
           batch.deposit_accounts.size()};
 }
 
-void refresh_statistics(db::Database& db) noexcept {
+void refresh_statistics(db::Connection& db) noexcept {
   // Reported, not thrown: the data is committed by now, and statistics are only advice.
   try {
     auto rs = db.query(

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "api/params.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/new_row_budget.h"
 #include "http/api_error.h"
 #include "http/etag.h"

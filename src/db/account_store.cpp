@@ -14,7 +14,7 @@ constexpr int kDuplicateKey = 1062;  // ER_DUP_ENTRY
 
 enum class Binding { kAbsent, kThisRecipient, kAnotherRecipient };
 
-Binding binding(Database& db, const DepositAccount& account) {
+Binding binding(Connection& db, const DepositAccount& account) {
   auto rs = db.query(
       "SELECT recipient_chain, recipient_address FROM deposit_accounts "
       "WHERE deposit_chain = ? AND deposit_address = ?",
@@ -28,7 +28,7 @@ Binding binding(Database& db, const DepositAccount& account) {
   return same ? Binding::kThisRecipient : Binding::kAnotherRecipient;
 }
 
-bool insert(Database& db, const DepositAccount& account) {
+bool insert(Connection& db, const DepositAccount& account) {
   try {
     return db.execute(
                "INSERT INTO deposit_accounts "
@@ -44,9 +44,9 @@ bool insert(Database& db, const DepositAccount& account) {
 
 // True when the reader shows this very mapping; false when it does not, or cannot tell now
 // (the writer, the authority, decides then).
-bool shown_recorded(Database& reader, const DepositAccount& account) {
+bool shown_recorded(Connection& reader, const DepositAccount& account) {
   try {
-    return reader.run([&](Database& session) { return binding(session, account); }) ==
+    return reader.run([&](Connection& session) { return binding(session, account); }) ==
            Binding::kThisRecipient;
   } catch (const DatabaseUnavailable&) {
     return false;
@@ -57,13 +57,13 @@ bool shown_recorded(Database& reader, const DepositAccount& account) {
 
 // The mapping recorded on the primary, proven there (the authority); `result`: what the
 // primary holds for the deposit address now.
-void record_on_primary(Database& db, NewRowBudget& budget, const DepositAccount& account,
+void record_on_primary(Connection& db, NewRowBudget& budget, const DepositAccount& account,
                        Binding result) {
   if (result == Binding::kAbsent) {
     // Taken once per request that needs a row, outside the work run() may repeat after a lost
     // connection. A write that then fails has still spent it.
     budget.take();
-    result = db.run([&](Database& session) {
+    result = db.run([&](Connection& session) {
       if (insert(session, account)) {
         metrics::increment(&metrics::Scoreboard::deposit_accounts_created);
         return Binding::kThisRecipient;
@@ -84,11 +84,11 @@ void record_on_primary(Database& db, NewRowBudget& budget, const DepositAccount&
 
 }  // namespace
 
-void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,
+void record_deposit_account(Connection& reader, Connection& writer, NewRowBudget& budget,
                             const DepositAccount& account) {
   Binding on_primary{};
   try {
-    on_primary = writer.run([&](Database& session) { return binding(session, account); });
+    on_primary = writer.run([&](Connection& session) { return binding(session, account); });
   } catch (const DatabaseUnavailable& e) {
     // The primary cannot be asked at all now. A mapping the reader shows came from the primary
     // through replication, so a recipient recorded earlier is answered while the primary is

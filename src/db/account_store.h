@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/new_row_budget.h"
 
 namespace connector::db {
@@ -30,7 +30,7 @@ struct DepositAccount {
 // answered while the primary is away, and a new one gets the 503. (A primary that crashed with
 // sync_binlog = 0 may have lost a row it had already replicated; the next request after it is
 // back records it again, insert-if-absent.)
-void record_deposit_account(Database& reader, Database& writer, NewRowBudget& budget,
+void record_deposit_account(Connection& reader, Connection& writer, NewRowBudget& budget,
                             const DepositAccount& account);
 
 }  // namespace connector::db

@@ -1,6 +1,6 @@
 #include "db/background_loop.h"
 
-#include "db/database.h"
+#include "db/connection.h"
 
 namespace connector::db {
 

@@ -13,7 +13,7 @@ namespace {
 using domain::HistoryFilter;
 using domain::HistoryRecord;
 
-std::uint64_t count(Database& db, const AccessPath& path, const HistoryFilter& filter) {
+std::uint64_t count(Connection& db, const AccessPath& path, const HistoryFilter& filter) {
   const auto statement = count_statement(path, filter);
   auto rs = db.query(statement.sql, statement.params);
   return rs->next() ? read_value<std::uint64_t>(*rs, 1) : 0;
@@ -33,7 +33,7 @@ struct PageRead {
 };
 
 // The rows come back in the order `shown`, whichever way the walk went.
-PageRead page(Database& db, const AccessPath& path, const HistoryFilter& filter,
+PageRead page(Connection& db, const AccessPath& path, const HistoryFilter& filter,
               const PageWalk& walk, domain::SortOrder shown) {
   const auto form = walk.offset < kDeferredJoinFromOffset ? PageForm::kDirect : PageForm::kDeferred;
   auto statement = page_statement(path, filter, walk.order, form);
@@ -61,7 +61,7 @@ PageRead page(Database& db, const AccessPath& path, const HistoryFilter& filter,
 
 // Runs work() in one read snapshot (REPEATABLE READ: fixed at the first read).
 template <typename Work>
-auto in_one_snapshot(Database& db, Work&& work) {
+auto in_one_snapshot(Connection& db, Work&& work) {
   db.begin();
   try {
     auto result = work();
@@ -75,10 +75,10 @@ auto in_one_snapshot(Database& db, Work&& work) {
 
 }  // namespace
 
-HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::uint64_t page_id,
+HistoryPage find_history_page(Connection& db, const HistoryFilter& filter, std::uint64_t page_id,
                               std::uint32_t page_size, domain::SortOrder order) {
   const AccessPath& path = choose_access_path(filter);
-  return db.run([&](Database& session) {
+  return db.run([&](Connection& session) {
     HistoryPage result;
     // Near the start (the pages asked for most) the page comes with its total, one round trip;
     // an empty one (past the end, or no match) carries no total, which is then counted.
@@ -114,8 +114,8 @@ HistoryPage find_history_page(Database& db, const HistoryFilter& filter, std::ui
   });
 }
 
-std::optional<HistoryRecord> find_history_by_hash(Database& db, const std::string& hash) {
-  return db.run([&](Database& session) -> std::optional<HistoryRecord> {
+std::optional<HistoryRecord> find_history_by_hash(Connection& db, const std::string& hash) {
+  return db.run([&](Connection& session) -> std::optional<HistoryRecord> {
     auto records = session.rows(by_hash_statement(), {hash}, history_record_columns());
     if (records.empty()) return std::nullopt;
     return std::move(records.front());

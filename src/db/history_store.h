@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "domain/history.h"
 
 namespace connector::db {
@@ -17,11 +17,11 @@ struct HistoryPage {
 
 // Page page_id (0-based) of page_size records of the matching set in the given order, and the
 // total. A page past the end costs only the count and has no records.
-HistoryPage find_history_page(Database& db, const domain::HistoryFilter& filter,
+HistoryPage find_history_page(Connection& db, const domain::HistoryFilter& filter,
                               std::uint64_t page_id, std::uint32_t page_size,
                               domain::SortOrder order);
 
 // hash: 64 lower-case hex digits.
-std::optional<domain::HistoryRecord> find_history_by_hash(Database& db, const std::string& hash);
+std::optional<domain::HistoryRecord> find_history_by_hash(Connection& db, const std::string& hash);
 
 }  // namespace connector::db

@@ -91,7 +91,7 @@ const std::vector<Column<Pair>>& pair_columns() {
 
 // Every row of a reference table in id order, through its column table.
 template <typename Row>
-std::vector<Row> load_table(Database& db, std::string_view table,
+std::vector<Row> load_table(Connection& db, std::string_view table,
                             std::span<const Column<Row>> columns) {
   return db.rows("SELECT " + select_list(columns) + " FROM " + std::string(table) + " ORDER BY id",
                  {}, columns);
@@ -99,8 +99,8 @@ std::vector<Row> load_table(Database& db, std::string_view table,
 
 }  // namespace
 
-ReferenceData load_reference_data(Database& db) {
-  return db.run([](Database& session) {
+ReferenceData load_reference_data(Connection& db) {
+  return db.run([](Connection& session) {
     ReferenceData data;
     data.chains = load_table<Chain>(session, "chains", kChainColumns);
     data.assets = load_table<Asset>(session, "assets", kAssetColumns);
@@ -110,7 +110,7 @@ ReferenceData load_reference_data(Database& db) {
   });
 }
 
-std::chrono::steady_clock::time_point ReferenceCache::load(Database& db) {
+std::chrono::steady_clock::time_point ReferenceCache::load(Connection& db) {
   const auto stored_at = snapshot_.store(load_reference_data(db));
   metrics::increment(&metrics::Scoreboard::reference_reloads);
   return stored_at;

@@ -5,13 +5,13 @@
 #include <chrono>
 #include <memory>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/snapshot.h"
 #include "domain/reference_data.h"
 
 namespace connector::db {
 
-domain::ReferenceData load_reference_data(Database& db);
+domain::ReferenceData load_reference_data(Connection& db);
 
 // The reference data of this process's threads. The snapshot refresher reloads it on its
 // interval; a failed reload keeps serving the previous snapshot for as long as reloads fail (the
@@ -26,7 +26,7 @@ class ReferenceCache {
   std::shared_ptr<const domain::ReferenceData> get() const { return snapshot_.get(); }
 
   // Loads it now through db: the refresher's reload. Returns when it was stored.
-  std::chrono::steady_clock::time_point load(Database& db);
+  std::chrono::steady_clock::time_point load(Connection& db);
   // Replaces it with data loaded elsewhere (tests fill it in memory).
   void store(domain::ReferenceData data) { snapshot_.store(std::move(data)); }
 

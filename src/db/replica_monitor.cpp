@@ -51,7 +51,7 @@ ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreake
     std::string name = target.endpoint.describe();
     const auto key = metrics::server_key(name);
     if (const auto* slot = board.find_server(key)) target.breaker->follow_rotation(*slot, key);
-    auto session = std::make_unique<Database>(std::vector{target}, options, /*probe=*/true);
+    auto session = std::make_unique<Connection>(std::vector{target}, options, /*probe=*/true);
     servers_.push_back({std::move(target), std::move(name), key, std::move(session)});
   }
 }
@@ -133,9 +133,9 @@ void ReplicaLagMonitor::measure() {
 
 ReplicaLagMonitor::PrimaryReading ReplicaLagMonitor::read_primary(Server& primary) {
   if (primary.target.breaker->open()) return {};
-  primary.session->set_deadline(Database::Clock::now() + std::chrono::seconds(1));
+  primary.session->set_deadline(Connection::Clock::now() + std::chrono::seconds(1));
   try {
-    return primary.session->run([](Database& session) {
+    return primary.session->run([](Connection& session) {
       auto rs = session.query(kPrimarySql);
       PrimaryReading reading;
       if (!rs->next()) return reading;
@@ -150,9 +150,9 @@ ReplicaLagMonitor::PrimaryReading ReplicaLagMonitor::read_primary(Server& primar
 
 std::optional<std::int64_t> ReplicaLagMonitor::read_heartbeat(Server& replica) {
   if (replica.target.breaker->open()) return std::nullopt;
-  replica.session->set_deadline(Database::Clock::now() + std::chrono::seconds(1));
+  replica.session->set_deadline(Connection::Clock::now() + std::chrono::seconds(1));
   try {
-    return replica.session->run([](Database& session) -> std::optional<std::int64_t> {
+    return replica.session->run([](Connection& session) -> std::optional<std::int64_t> {
       auto rs = session.query(kReplicaSql);
       if (!rs->next() || rs->isNull(1)) return std::nullopt;
       return rs->getInt64(1);

@@ -28,7 +28,7 @@
 
 #include "config/config.h"
 #include "db/background_loop.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "metrics/scoreboard.h"
 
 namespace connector::db {
@@ -56,7 +56,7 @@ class ReplicaLagMonitor {
     DatabaseTarget target;  // the read account, with the server's breaker
     std::string name;
     std::uint64_t key;
-    std::unique_ptr<Database> session;
+    std::unique_ptr<Connection> session;
     bool in_rotation = true;  // as last decided, when the server has no scoreboard slot
   };
   struct PrimaryReading {

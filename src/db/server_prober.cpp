@@ -9,12 +9,12 @@ void ServerProber::start() {
   loop_.start([this] {
     for (auto& target : breakers_.open_servers()) {
       const std::string name = target.endpoint.describe();
-      Database probe({std::move(target)},
-                     connection_options(config_.db, config_.worker.request_timeout_ms),
-                     /*probe=*/true);
+      Connection probe({std::move(target)},
+                       connection_options(config_.db, config_.worker.request_timeout_ms),
+                       /*probe=*/true);
       probe.set_deadline(deadline_from_now(config_));
       try {
-        probe.run([](Database& session) { return session.query("SELECT 1")->next(); });
+        probe.run([](Connection& session) { return session.query("SELECT 1")->next(); });
         util::log_warning("database " + name + " answers again");
       } catch (const std::exception&) {  // still away: the breaker stays open
       }

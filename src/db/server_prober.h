@@ -5,7 +5,7 @@
 // without a restart. A hung server only ever holds this thread, never a request.
 #include "config/config.h"
 #include "db/background_loop.h"
-#include "db/database.h"
+#include "db/connection.h"
 
 namespace connector::db {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <string>
 
-#include "db/database.h"
+#include "db/connection.h"
 
 namespace connector::db {
 

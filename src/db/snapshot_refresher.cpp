@@ -29,8 +29,8 @@ std::chrono::milliseconds refresh_interval(const config::Config& config) {
   return std::chrono::milliseconds(std::max(config.worker.reference_refresh_ms, 50u));
 }
 
-Database::Clock::time_point deadline_from_now(const config::Config& config) {
-  return Database::Clock::now() + std::chrono::milliseconds(config.worker.request_timeout_ms);
+Connection::Clock::time_point deadline_from_now(const config::Config& config) {
+  return Connection::Clock::now() + std::chrono::milliseconds(config.worker.request_timeout_ms);
 }
 
 SnapshotRefresher::SnapshotRefresher(const config::Config& config, ReferenceCache& reference,
@@ -59,7 +59,7 @@ void SnapshotRefresher::start() {
 
 bool SnapshotRefresher::load_all() {
   if (!db_) {
-    db_ = std::make_unique<Database>(
+    db_ = std::make_unique<Connection>(
         breakers_.attach(read_targets(config_.db)),
         connection_options(config_.db, config_.worker.request_timeout_ms));
   }

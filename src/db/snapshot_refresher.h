@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "db/background_loop.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/reference_store.h"
 #include "db/supply_store.h"
 #include "metrics/scoreboard.h"
@@ -21,7 +21,7 @@ namespace connector::db {
 std::chrono::milliseconds refresh_interval(const config::Config& config);
 
 // The deadline of one round of database work that starts now: the request budget.
-Database::Clock::time_point deadline_from_now(const config::Config& config);
+Connection::Clock::time_point deadline_from_now(const config::Config& config);
 
 class SnapshotRefresher {
  public:
@@ -47,7 +47,7 @@ class SnapshotRefresher {
   SupplyCache& supply_;
   CircuitBreakers& breakers_;
   metrics::SnapshotLoads& loads_;
-  std::unique_ptr<Database> db_;  // made and used on the loop's thread only
+  std::unique_ptr<Connection> db_;  // made and used on the loop's thread only
   unsigned failures_ = 0;
   BackgroundLoop loop_;
 };

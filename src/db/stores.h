@@ -8,7 +8,7 @@
 #include <string>
 
 #include "db/account_store.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/history_store.h"
 #include "domain/history.h"
 
@@ -38,7 +38,7 @@ class ReadinessCheck {
 
 class MariaDbHistoryStore final : public HistoryStore {
  public:
-  explicit MariaDbHistoryStore(Database& db) : db_(db) {}
+  explicit MariaDbHistoryStore(Connection& db) : db_(db) {}
   HistoryPage find_page(const domain::HistoryFilter& filter, std::uint64_t page_id,
                         std::uint32_t page_size, domain::SortOrder order) override {
     return find_history_page(db_, filter, page_id, page_size, order);
@@ -48,12 +48,12 @@ class MariaDbHistoryStore final : public HistoryStore {
   }
 
  private:
-  Database& db_;
+  Connection& db_;
 };
 
 class MariaDbDepositAccountStore final : public DepositAccountStore {
  public:
-  MariaDbDepositAccountStore(Database& reader, Database& writer, NewRowBudget& budget)
+  MariaDbDepositAccountStore(Connection& reader, Connection& writer, NewRowBudget& budget)
       : reader_(reader), writer_(writer), budget_(budget) {}
   // Throws NewRowCapReached past the cap, DatabaseUnavailable on any other failure.
   void record(const DepositAccount& account) override {
@@ -65,20 +65,20 @@ class MariaDbDepositAccountStore final : public DepositAccountStore {
   }
 
  private:
-  Database& reader_;
-  Database& writer_;
+  Connection& reader_;
+  Connection& writer_;
   NewRowBudget& budget_;
 };
 
 class MariaDbReadinessCheck final : public ReadinessCheck {
  public:
-  explicit MariaDbReadinessCheck(Database& db) : db_(db) {}
+  explicit MariaDbReadinessCheck(Connection& db) : db_(db) {}
   void check() override {
-    db_.run([](Database& session) { return session.query("SELECT 1")->next(); });
+    db_.run([](Connection& session) { return session.query("SELECT 1")->next(); });
   }
 
  private:
-  Database& db_;
+  Connection& db_;
 };
 
 }  // namespace connector::db

@@ -22,14 +22,14 @@ constexpr Column<ChainSupply> kSupplyColumns[] = {
 
 }  // namespace
 
-std::vector<ChainSupply> load_chain_supply(Database& db) {
+std::vector<ChainSupply> load_chain_supply(Connection& db) {
   static const std::string statement =
       "SELECT " + select_list<ChainSupply>(kSupplyColumns) +
       " FROM chain_status s JOIN chains c ON c.id = s.chain_ref "
       "LEFT JOIN assets a ON a.chain_ref = c.id AND a.asset_type = 'Coin' "
       "ORDER BY c.id";
   return db.run(
-      [](Database& session) { return session.rows<ChainSupply>(statement, {}, kSupplyColumns); });
+      [](Connection& session) { return session.rows<ChainSupply>(statement, {}, kSupplyColumns); });
 }
 
 }  // namespace connector::db

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/snapshot.h"
 #include "domain/chain_status.h"
 
@@ -22,7 +22,7 @@ struct ChainSupply {
   std::string supply;  // canonical base units
 };
 
-std::vector<ChainSupply> load_chain_supply(Database& db);
+std::vector<ChainSupply> load_chain_supply(Connection& db);
 
 // Status and supply, reloaded by the snapshot refresher like the reference data, but live
 // data: served at most two refresh intervals old (at least one second, so that a 50 ms interval
@@ -36,7 +36,7 @@ class SupplyCache {
 
   std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
   // Loads it now through db: the refresher's reload. Returns when it was stored.
-  std::chrono::steady_clock::time_point load(Database& db) {
+  std::chrono::steady_clock::time_point load(Connection& db) {
     return snapshot_.store(load_chain_supply(db));
   }
   void store(std::vector<ChainSupply> chains) { snapshot_.store(std::move(chains)); }

@@ -1,4 +1,4 @@
-"""The database boundary (db/database.h, db/history_statements.h, db/snapshot_refresher.h,
+"""The database boundary (db/connection.h, db/history_statements.h, db/snapshot_refresher.h,
 db/account_store.h), against a real MariaDB:
 
 * Bounded statements: all 2047 combinations of the eleven history filters, in both orders, are

@@ -36,7 +36,7 @@ from load_client import ACCOUNT_QUERY, Load, Target, all_endpoints
 fixture = Fixture()
 PROCESSES, THREADS = 2, 4
 BUDGET_MS = 3000  # the shipped default
-LOCK_WAIT_S = -(-BUDGET_MS // 1000)  # lock waits count whole seconds (db/database.cpp)
+LOCK_WAIT_S = -(-BUDGET_MS // 1000)  # lock waits count whole seconds (db/session_timeouts.h)
 MARGIN_S = 1.5
 LOCK_SECONDS = 10
 REFERENCE = {"/v1/networks", "/v1/connects", "/v1/pairs"}  # answered from the worker's snapshot

@@ -42,7 +42,7 @@ class WorkerPool(unittest.TestCase):
         cls.stack = Stack(fixture=fixture.path, threads=THREADS, config={
             "processes": PROCESSES, "access_log": cls.access_log, "slow_request_ms": 700,
             # Whole seconds: one statement may then run for the budget less 200 ms
-            # (db/database.h), so the 1 s lock of the drain test is waited out.
+            # (db/session_timeouts.h), so the 1 s lock of the drain test is waited out.
             "request_timeout_ms": 2000, "shutdown_timeout_s": 20})
 
     @classmethod

@@ -11,7 +11,7 @@
 
 #include "api/router.h"
 #include "config/config.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/reference_store.h"
 
 using namespace connector;
@@ -110,13 +110,13 @@ ErrorBody parse_error_body(const std::string& body) {
 }
 
 // A router over a database that is never reached by the requests these tests send (the
-// Database constructor does not connect).
+// Connection constructor does not connect).
 struct RouterFixture {
-  db::Database database{db::read_targets({}), db::connection_options({})};
-  db::MariaDbHistoryStore history{database};
+  db::Connection connection{db::read_targets({}), db::connection_options({})};
+  db::MariaDbHistoryStore history{connection};
   db::NewRowBudget new_rows{0, db::new_row_window()};
-  db::MariaDbDepositAccountStore accounts{database, database, new_rows};
-  db::MariaDbReadinessCheck readiness{database};
+  db::MariaDbDepositAccountStore accounts{connection, connection, new_rows};
+  db::MariaDbReadinessCheck readiness{connection};
   db::ReferenceCache cache{std::chrono::milliseconds(1000)};
   db::SupplyCache supply{std::chrono::milliseconds(1000)};
   api::Router router{{history, accounts, readiness, cache, supply}};
@@ -336,11 +336,11 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   settings.socket = "/nonexistent/x.sock";
   settings.connect_timeout_s = 1;
   settings.read_timeout_s = 1;
-  db::Database database(db::read_targets(settings), db::connection_options(settings));
-  db::MariaDbHistoryStore history(database);
+  db::Connection connection(db::read_targets(settings), db::connection_options(settings));
+  db::MariaDbHistoryStore history(connection);
   db::NewRowBudget new_rows(0, db::new_row_window());
-  db::MariaDbDepositAccountStore accounts(database, database, new_rows);
-  db::MariaDbReadinessCheck readiness(database);
+  db::MariaDbDepositAccountStore accounts(connection, connection, new_rows);
+  db::MariaDbReadinessCheck readiness(connection);
   db::ReferenceCache cache(std::chrono::milliseconds(1000));
   db::SupplyCache supply(std::chrono::milliseconds(1000));
   api::Router router({history, accounts, readiness, cache, supply});

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "db/circuit_breaker.h"
-#include "db/database.h"
+#include "db/connection.h"
 #include "db/snapshot.h"
 #include "db/snapshot_refresher.h"
 

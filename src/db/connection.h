@@ -1,6 +1,6 @@
 #pragma once
-// A MariaDB connection with its prepared statements, owned by one worker thread, over an
-// ordered list of servers (read replicas, then the primary). It reconnects by itself: a query
+// One MariaDB connection with its prepared statements, owned by one thread, over an ordered list
+// of servers (read replicas, then the primary: db/targets.h). It reconnects by itself: a query
 // that fails because its server went away (restart, killed connection, failover) is retried once
 // on a fresh connection to the first server that answers; if none can, the caller gets
 // DatabaseUnavailable (a 503), and the next request tries again.
@@ -12,23 +12,24 @@
 // statement the server stops or refuses for its own state (time budget, lock wait, a full
 // statement cache) is DatabaseUnavailable at once, without a retry, and that statement is
 // dropped; the connection is kept.
+//
+// Its policy lives in parts without a server, each unit-tested: which server to use
+// (db/server_selector.h), the deadline as session timeouts (db/session_timeouts.h), the
+// prepared statements' LRU (db/statement_cache.h) and what each MariaDB error means
+// (db/mariadb_errors.h). This class runs statements and applies their decisions.
 #include <cppconn/exception.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <list>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
-#include "config/config.h"
-#include "db/circuit_breaker.h"
+#include "db/server_selector.h"
 #include "db/statement.h"
+#include "db/statement_cache.h"
+#include "db/targets.h"
 
 namespace sql {
 class Connection;
@@ -50,7 +51,7 @@ class DatabaseError : public std::runtime_error {
 };
 
 // Call once in main before any thread touches the database (the driver's setup is not
-// thread-safe); each thread that uses a Database then holds a DriverThreadScope.
+// thread-safe); each thread that uses a Connection then holds a DriverThreadScope.
 void init_driver();
 class DriverThreadScope {
  public:
@@ -60,27 +61,7 @@ class DriverThreadScope {
   DriverThreadScope& operator=(const DriverThreadScope&) = delete;
 };
 
-// One server and the account to use on it.
-struct DatabaseTarget {
-  config::DatabaseEndpoint endpoint;
-  std::string user;
-  std::string password;
-  // The process's breaker for this server (nullptr: none, as in the admin tool).
-  CircuitBreaker* breaker = nullptr;
-};
-
-struct ConnectionOptions {
-  std::string database;
-  unsigned connect_timeout_s = 2;
-  unsigned read_timeout_s = 5;
-  // The time budget of one request, enforced by the server (max_statement_time, lock waits)
-  // and, against a hung server, by the client's read timeout; 0 leaves the server's defaults.
-  unsigned statement_timeout_ms = 0;
-  // How long to stay on a fallback server before trying the preferred one again.
-  unsigned failback_s = 30;
-};
-
-class Database {
+class Connection {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -91,10 +72,10 @@ class Database {
   static constexpr std::size_t kMaxStatements = 192;
 
   // A probe connection (the prober's) ignores open breakers, and its answers close them.
-  Database(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe = false);
-  ~Database();
-  Database(const Database&) = delete;
-  Database& operator=(const Database&) = delete;
+  Connection(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe = false);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   // Runs work(*this) on a live connection, retrying once on a new connection when the old one
   // was lost and the deadline allows. work must be safe to repeat (reads, or idempotent writes).
@@ -105,11 +86,11 @@ class Database {
         ensure_connected();
         if constexpr (std::is_void_v<decltype(work(*this))>) {
           work(*this);
-          note_answer();
+          selector_.answered();
           return;
         } else {
           auto result = work(*this);
-          note_answer();
+          selector_.answered();
           return result;
         }
       } catch (const sql::SQLException& e) {
@@ -132,10 +113,6 @@ class Database {
   // Inside run(): a write; the number of rows it changed.
   std::uint64_t execute(const std::string& sql_text, const Params& params = {});
 
-  // The prepared statement for this SQL text, prepared once per connection: for the admin
-  // tool's bulk writes, which bind their own rows.
-  sql::PreparedStatement& prepare(const std::string& sql_text);
-
   // The request's deadline for all its database work (Clock::time_point::max(): none).
   void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
 
@@ -151,90 +128,28 @@ class Database {
   std::size_t prepared_statements() const { return statements_.size(); }
 
  private:
-  struct CachedStatement {
-    std::unique_ptr<sql::PreparedStatement> statement;
-    std::list<std::string>::iterator recency;
-  };
-
+  // The prepared statement for this SQL text, prepared once per connection (statements_).
+  sql::PreparedStatement& prepare(const std::string& sql_text);
   void ensure_connected();
   bool try_connect(std::size_t index);
   void disconnect() noexcept;
   void handle_failure(const sql::SQLException& e, int attempt);
-  void note_answer();
-  void note_no_answer(std::size_t server);
-  bool skipped(std::size_t server) const;
-  bool failback_due() const;
-  Clock::duration read_timeout() const;
-  sql::PreparedStatement& statement(const std::string& sql_text);
+  unsigned read_timeout_s() const;
   sql::PreparedStatement& bound(const std::string& sql_text, const Params& params);
-  void drop_running_statement() noexcept;
   void fit_statement_timeout();
-  void set_statement_timeout(unsigned timeout_ms);
   Clock::duration remaining() const;
 
-  struct Server {
-    DatabaseTarget target;
-    Clock::time_point last_failure{};
-  };
-
-  std::vector<Server> servers_;
+  std::vector<DatabaseTarget> targets_;
   ConnectionOptions options_;
-  bool probe_;
-  std::unique_ptr<sql::Connection> connection_;
-  std::size_t current_ = 0;  // index of the connected server
-  Clock::time_point connected_at_{};
+  ServerSelector selector_;
+  std::unique_ptr<sql::Connection> driver_connection_;  // to the selector's current server
   bool ever_connected_ = false;
   std::string last_connect_error_;  // for the caller's error message: "where: why"
   Clock::time_point deadline_ = Clock::time_point::max();
   unsigned session_timeout_ms_ = 0;  // max_statement_time of the session now (0: none set)
-  // Prepared statements by SQL text, with their use order (most recent first) for eviction.
-  std::unordered_map<std::string, CachedStatement> statements_;
-  std::list<std::string> recency_;
-  const std::string* running_ = nullptr;  // the statement being run, dropped if it fails
-  Clock::time_point running_since_{};     // when it was sent
+  // Prepared statements by SQL text; the one in use is the one being run, dropped if it fails.
+  StatementCache<sql::PreparedStatement> statements_;  // made in the .cpp: a complete type
+  Clock::time_point running_since_{};                  // when the statement being run was sent
 };
-
-// The breakers of a process, one per server (by its address), shared by all its connections:
-// a server found hung by one thread is skipped by all, until the prober gets an answer from it.
-class CircuitBreakers {
- public:
-  // open_count: where the process counts its open breakers (nullptr: nowhere).
-  explicit CircuitBreakers(std::atomic<std::uint32_t>* open_count = nullptr)
-      : open_count_(open_count) {}
-
-  // The targets, each pointed at its server's breaker.
-  std::vector<DatabaseTarget> attach(std::vector<DatabaseTarget> targets);
-  // The servers whose breaker is open, each with the account that first reached it.
-  std::vector<DatabaseTarget> open_servers();
-
- private:
-  struct Entry {
-    DatabaseTarget target;
-    std::unique_ptr<CircuitBreaker> breaker;
-  };
-  std::atomic<std::uint32_t>* open_count_;
-  std::mutex mutex_;
-  std::map<std::string, Entry> by_server_;
-};
-
-// Reads: the replicas in order, then the primary, with the read account.
-std::vector<DatabaseTarget> read_targets(const config::DatabaseSettings& settings);
-// Their addresses (endpoint.describe()), in the same order.
-std::vector<std::string> read_server_addresses(const config::DatabaseSettings& settings);
-// The one write: the primary, with the write account (the read account when none is set).
-std::vector<DatabaseTarget> write_targets(const config::DatabaseSettings& settings);
-ConnectionOptions connection_options(const config::DatabaseSettings& settings,
-                                     unsigned statement_timeout_ms = 0);
-
-// True for MariaDB/client error codes that mean "the server cannot answer now" rather than
-// "this statement is wrong".
-bool is_unavailable_error(int error_code);
-
-// True for errors the server answers about its own state, not the connection's: the request's
-// time budget (max_statement_time, lock waits) or a full statement cache (max_prepared_stmt_
-// count). The caller gets DatabaseUnavailable at once, without a retry; the connection is kept.
-bool is_server_state_error(int error_code);
-// The timeouts among them (max_statement_time, lock waits).
-bool is_timeout_error(int error_code);
 
 }  // namespace connector::db
