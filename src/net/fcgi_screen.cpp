@@ -155,6 +155,9 @@ std::string_view rejection_label(FcgiRejection reason) {
   return "none";
 }
 
+// One pass over the records, each bound checked in order in this one place (a size exception:
+// docs/architecture.md).
+// NOLINTNEXTLINE(readability-function-size)
 FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits,
                                const PairSink* sink) {
   const std::size_t bound = max_request_bytes(limits);
