@@ -74,17 +74,7 @@ void Master::publish_config() {
   // The measuring passes to a process of this configuration (metrics::Scoreboard's lease).
   board_.lag_monitor_generation.fetch_add(1);
   board_.lag_monitor_pid.store(0);
-  board_.assign_servers(servers);
-  if (config_.db.replica_max_lag_s == 0) {
-    for (auto& slot : board_.servers) slot.clear_figures();
-    return;
-  }
-  // A replica not measured yet is out: no process reads it before the lag monitor has found
-  // it current (a replica a reload adds may be hours behind).
-  for (std::size_t i = 0; i + 1 < servers.size(); ++i) {
-    auto* slot = board_.find_server(servers[i]);
-    if (slot != nullptr && slot->measured_unix_ms.load() == 0) slot->in_rotation.store(0);
-  }
+  board_.assign_read_servers(servers, config_.db.replica_max_lag_s != 0);
 }
 
 std::size_t Master::free_slot() const {

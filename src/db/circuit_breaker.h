@@ -46,7 +46,8 @@ class CircuitBreaker {
     in_rotation_.store(in_rotation, std::memory_order_relaxed);
   }
   // From now on the rotation is the pool's, as the lag monitor writes it into `slot` (the
-  // server's, found by `key`), whichever process measures.
+  // server's, found by `key`), whichever process measures. Called once per breaker, before the
+  // process's request threads start (the lag monitor's constructor).
   void follow_rotation(const metrics::ServerSlot& slot, std::uint64_t key) {
     rotation_key_ = key;
     rotation_slot_.store(&slot, std::memory_order_release);

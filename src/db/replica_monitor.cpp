@@ -47,10 +47,14 @@ ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreake
   // A second per server and statement: a hung server holds this thread for that long only.
   auto options = connection_options(config.db, /*statement_timeout_ms=*/1000);
   options.connect_timeout_s = 1;
-  for (auto& target : breakers.attach(read_targets(config.db))) {
+  auto targets = breakers.attach(read_targets(config.db));
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    auto& target = targets[i];
     std::string name = target.endpoint.describe();
     const auto key = metrics::server_key(name);
-    if (const auto* slot = board.find_server(key)) target.breaker->follow_rotation(*slot, key);
+    // The replicas' breakers follow the pool's rotation; the primary (last) is never out.
+    const auto* slot = board.find_server(key);
+    if (slot != nullptr && i + 1 < targets.size()) target.breaker->follow_rotation(*slot, key);
     auto session = std::make_unique<Connection>(std::vector{target}, options, /*probe=*/true);
     servers_.push_back({std::move(target), std::move(name), key, std::move(session)});
   }

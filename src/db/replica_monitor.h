@@ -11,14 +11,16 @@
 // whose breaker is open (hung) is not measured: a replica is then out until it answers again.
 //
 // The bound: while the primary answers, an answer's data is at most db_replica_max_lag_s plus
-// one second old (a round to measure; every process follows at its next request), whatever
-// replication does. While it does not, what it wrote since its last reading cannot be known:
-// replicas are measured against the newest time the primary is known to have written (its clock at
-// the last reading, shared by the pool, or a fresher replica's heartbeat), so one that was current
-// stays in and serves (answers rather than none: the primary is the only other server), one that
-// falls behind another goes out, and one comes back in only once it holds all the pool knows the
-// primary wrote, or the primary is read again. A replica not measured yet is out. After a reload
-// only a process of the new configuration measures (the master moves the lease's generation).
+// one round old (a second; every process follows at its next request), whatever replication
+// does. A round that waits on a hung server takes up to a second more per server, and when the
+// measuring process stops, the next takes the lease within kLease (5 s) more. While the primary
+// does not answer, what it wrote since its last reading cannot be known: replicas are measured
+// against the newest time the primary is known to have written (its clock at the last reading,
+// shared by the pool, or a fresher replica's heartbeat), so one that was current stays in and
+// serves (answers rather than none: the primary is the only other server), one that falls behind
+// another goes out, and one comes back in only once it holds all the pool knows the primary
+// wrote, or the primary is read again. A replica not measured yet is out. After a reload only a
+// process of the new configuration measures (the master moves the lease's generation).
 #include <chrono>
 #include <cstdint>
 #include <memory>

@@ -26,7 +26,7 @@ struct Chain {
   std::optional<chain::Address> deposit_factory;
   std::optional<chain::Hash32> deposit_init_code_hash;
 
-  bool is_main_base() const { return base_chain == "MainBase"; }
+  bool is_main_base() const { return base_chain == kBaseChains[0]; }
 };
 
 struct Asset {

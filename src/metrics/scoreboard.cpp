@@ -99,6 +99,26 @@ void Scoreboard::assign_servers(std::span<const std::uint64_t> keys) {
   }
 }
 
+void Scoreboard::assign_read_servers(std::span<const std::uint64_t> keys, bool lag_checked) {
+  assign_servers(keys);
+  if (!lag_checked) {
+    for (auto& slot : servers) slot.clear_figures();
+    return;
+  }
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    auto* slot = find_server(keys[i]);
+    if (slot == nullptr) continue;
+    // Only a primary's slot holds a clock: a slot that has one (or not) tells its last role.
+    const bool was_primary = slot->clock_us.load() != 0;
+    if (i + 1 == keys.size()) {
+      if (!was_primary) slot->clear_figures();  // in rotation, its heartbeat not read yet
+    } else if (was_primary || slot->measured_unix_ms.load() == 0) {
+      slot->clear_figures();
+      slot->in_rotation.store(0);
+    }
+  }
+}
+
 void Scoreboard::record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow) {
   constexpr auto relaxed = std::memory_order_relaxed;
   endpoint = std::min(endpoint, kEndpointSlots - 1);  // the last slot: unknown

@@ -161,6 +161,12 @@ struct Scoreboard {
   // The master, at start and at each reload: a slot for each of `keys` (kept with its figures
   // if it had one), the others freed. Only the master calls it, so slots never race.
   void assign_servers(std::span<const std::uint64_t> keys);
+  // The same for the servers a worker reads, the replicas then the primary (last), each slot's
+  // figures made those of its role now. With lag_checked, a replica not measured as a replica
+  // yet (new, or the primary until this reload) is out of rotation until the lag monitor has
+  // found it current, and the primary is in whatever it was before (a promoted replica);
+  // without, no figures of an earlier configuration are left to show.
+  void assign_read_servers(std::span<const std::uint64_t> keys, bool lag_checked);
 
   // One finished request: counts, histogram, slow count.
   void record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow);

@@ -70,7 +70,7 @@ def wait_rotation(in_rotation, seconds):
 def reads_leave_the_replica():
     """The replica goes out of rotation within the bound, and from then on no read is the
     replica's (every worker process reads the rotation from the pool's scoreboard at each
-    request): a row only the replica has is not found, by either process."""
+    request): a row only the replica has is not found, whichever process answers."""
     wait_rotation(False, seconds=SHOWN_WITHIN_S)
     record = new_row(replica_only=True)
     for _ in range(6):
@@ -116,7 +116,7 @@ class ReplicaLag(unittest.TestCase):
         self.assertLessEqual(lag, MAX_LAG_S / 2)
         self.assertIn(("connector_db_primary_heartbeat_age_seconds", frozenset()), metrics)
 
-        # The reads use the replica: a row only it has is found, by either process.
+        # The reads use the replica: a row only it has is found, whichever process answers.
         only_there = new_row(replica_only=True)
         for _ in range(6):
             self.assertTrue(found(only_there))
@@ -134,7 +134,7 @@ class ReplicaLag(unittest.TestCase):
         state = replica_state()
         self.assertFalse(state["in_rotation"])
         self.assertGreater(state["lag_seconds"], MAX_LAG_S)
-        # A status changed on the primary is shown as well, by either process.
+        # A status changed on the primary is shown as well, whichever process answers.
         stack.sql(f"UPDATE history SET status = 'Error' WHERE hash = '{record}'")
         for _ in range(6):
             answer = stack.get(f"/v1/history/hash?hash={record}&nocache={uuid.uuid4().hex}")

@@ -44,9 +44,10 @@ class Schema(unittest.TestCase):
             "AND DATA_TYPE = 'enum'")
         schema = {(table, column): enum_values(column_type)
                   for table, column, column_type in columns + parameters}
-        code = {(e["table"], e["column"]): e["values"]
-                for e in json.loads(subprocess.run([str(DUMP)], capture_output=True, check=True,
-                                                   text=True, timeout=30).stdout)}
+        dump = json.loads(subprocess.run([str(DUMP)], capture_output=True, check=True,
+                                         text=True, timeout=30).stdout)
+        code = {(e["table"], e["column"]): e["values"] for e in dump}
+        self.assertEqual(len(code), len(dump), "a column listed twice in db/schema_enums.h")
         self.assertEqual(schema, code)
         # The table is not vacuous: the statuses read as indexes are there.
         self.assertEqual(code[("history", "status")], ["Deposit", "Pending", "Confirmed", "Error"])

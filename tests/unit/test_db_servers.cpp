@@ -163,3 +163,43 @@ BOOST_AUTO_TEST_CASE(a_breaker_follows_the_pools_rotation_at_each_call) {
   board->assign_servers(others);
   BOOST_TEST(!breaker.in_rotation());
 }
+
+// The master at each reload (Master::publish_config): a replica is in rotation only once
+// measured as a replica, and the primary always is. A promotion swaps the roles: the promoted
+// replica, out while it lagged, is the primary and in; the old primary, now a replica, is out
+// until the lag monitor has measured it as one.
+BOOST_AUTO_TEST_CASE(each_reload_gives_the_read_servers_the_figures_of_their_role) {
+  auto board = std::make_unique<Scoreboard>();
+  const auto replica = server_key("replica:3306"), primary = server_key("primary:3306");
+  const std::uint64_t before[] = {replica, primary};
+  board->assign_read_servers(before, /*lag_checked=*/true);
+  auto* r = board->find_server(replica);
+  auto* p = board->find_server(primary);
+  BOOST_REQUIRE(r != nullptr);
+  BOOST_REQUIRE(p != nullptr);
+  BOOST_TEST(r->in_rotation.load() == 0u);  // not measured yet
+  BOOST_TEST(p->in_rotation.load() == 1u);
+  // Measured: the replica lags (out), the primary's clock is read.
+  r->lag_ms.store(9'000);
+  r->measured_unix_ms.store(kNow);
+  p->clock_us.store(kNow * 1000);
+  p->lag_ms.store(1'000);
+  p->measured_unix_ms.store(kNow);
+  board->assign_read_servers(before, true);  // a reload that changes no server keeps them
+  BOOST_TEST(r->lag_ms.load() == 9'000);
+  BOOST_TEST(p->clock_us.load() == kNow * 1000);
+
+  const std::uint64_t promoted[] = {primary, replica};
+  board->assign_read_servers(promoted, true);
+  BOOST_TEST(r->in_rotation.load() == 1u);  // the primary now
+  BOOST_TEST(r->lag_ms.load() == -1);
+  BOOST_TEST(p->in_rotation.load() == 0u);  // a replica now, not measured as one
+  BOOST_TEST(p->clock_us.load() == 0);
+  BOOST_TEST(p->measured_unix_ms.load() == 0);
+
+  // The lag check off: every figure cleared, every server in.
+  p->in_rotation.store(0);
+  board->assign_read_servers(promoted, false);
+  BOOST_TEST(p->in_rotation.load() == 1u);
+  BOOST_TEST(p->measured_unix_ms.load() == 0);
+}

@@ -269,35 +269,50 @@ BOOST_AUTO_TEST_CASE(readyz) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
+// The fields of a history filter that are set (a filter added to domain::HistoryFilter is
+// counted here too, or the test below fails for it).
+int fields_set(const domain::HistoryFilter& f) {
+  return f.source_deposit_address.has_value() + f.source_sender.has_value() +
+         f.source_chain.has_value() + f.source_asset_id.has_value() + f.source_tx_hash.has_value() +
+         f.destination_address.has_value() + f.destination_chain.has_value() +
+         f.destination_asset_id.has_value() + f.destination_tx_hash.has_value() +
+         f.pair_id.has_value() + f.status.has_value();
+}
+
 // Every filter of /v1/history's description reaches the store and its statements: a value for
-// it alone sets one field of the store's filter, and that value is bound in the page statement.
+// it alone sets one field of the store's filter, and that value, as the store binds it, is the
+// only one bound in the page statement.
 // A row added to the table (src/api/history.cpp) without its field (filter_of) or its column
 // (db/history_statements.cpp kFilterColumns) fails here.
 BOOST_FIXTURE_TEST_CASE(every_described_history_filter_reaches_the_statements, Fixture) {
   using api::ParamKind;
-  const std::map<ParamKind, std::string> valid = {
-      {ParamKind::kUint64, "7"},
-      {ParamKind::kAddress, "0x" + std::string(40, 'a')},
-      {ParamKind::kTxHash, "0x" + std::string(64, 'b')},
-      {ParamKind::kSlug, "unitiot"},
-      {ParamKind::kHistoryStatus, "Pending"},
+  // A valid value of each kind, and how the statements bind it.
+  const std::map<ParamKind, std::pair<std::string, db::Param>> valid = {
+      {ParamKind::kUint64, {"7", std::uint64_t{7}}},
+      {ParamKind::kAddress, {"0x" + std::string(40, 'A'), "0x" + std::string(40, 'a')}},
+      {ParamKind::kTxHash, {"0x" + std::string(64, 'B'), "0x" + std::string(64, 'b')}},
+      {ParamKind::kSlug, {"unitiot", std::uint64_t{2}}},
+      {ParamKind::kHistoryStatus, {"pending", std::string("Pending")}},
   };
   int filters = 0;
   for (const auto& param : api::kHistoryEndpoint.params) {
     if (param.name == "page_id" || param.name == "page_size" || param.name == "order") continue;
     ++filters;
     history.filter.reset();
-    get("/v1/history", std::string(param.name) + "=" + valid.at(param.kind),
-        api::kHistoryCacheControl);
+    const auto& [value, bound_as] = valid.at(param.kind);
+    get("/v1/history", std::string(param.name) + "=" + value, api::kHistoryCacheControl);
     BOOST_TEST_REQUIRE(history.filter.has_value());
     const auto& f = *history.filter;
+    BOOST_TEST(fields_set(f) == 1, param.name);
     const auto statement = db::page_statement(
         db::choose_access_path(f), f, domain::SortOrder::kDescending, db::PageForm::kDirect);
     const auto bound = std::count_if(statement.params.begin(), statement.params.end(),
                                      [](const db::Param& p) { return p.index() != 0; });
+    const auto bound_value = std::count(statement.params.begin(), statement.params.end(), bound_as);
     // The value (as a driving value, a residual pair or both) and the count's copy of it;
-    // nothing else bound but LIMIT and OFFSET, which come after the statement's own.
-    BOOST_TEST(bound >= 2, param.name);
+    // nothing else bound (LIMIT and OFFSET come after the statement's own).
+    BOOST_TEST(bound_value >= 2, param.name);
+    BOOST_TEST(bound == bound_value, param.name);
   }
   BOOST_TEST(filters == 11);
 }
