@@ -25,7 +25,7 @@ import unittest
 import uuid
 from pathlib import Path
 
-from harness import BUILD_DIR, REPO, await_true, prometheus
+from harness import BUILD_DIR, MARIADB_INIT_CACHE, REPO, await_true, prometheus
 from load_client import ACCOUNT_QUERY, Load, Target
 
 MAX_LAG_S = 4
@@ -72,7 +72,8 @@ class Fleet:
     def __init__(self):
         self.dir = Path(tempfile.mkdtemp(prefix="connector-fleet-"))
         self.port = free_port_pair()
-        env = {**os.environ, "CONNECTOR_BUILD_DIR": str(BUILD_DIR),
+        env = {**os.environ, "CONNECTOR_MARIADB_INIT_CACHE": MARIADB_INIT_CACHE,
+               "CONNECTOR_BUILD_DIR": str(BUILD_DIR),
                "CONNECTOR_FLEET_WORKER_CONF": f"db_replica_max_lag_s = {MAX_LAG_S}"}
         self.log = open(self.dir / "fleet.log", "wb")
         self.process = subprocess.Popen(
