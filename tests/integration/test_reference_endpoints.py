@@ -3,9 +3,10 @@ protocol rules every endpoint shares: ETag/304, HEAD, Cache-Control, Content-Typ
 
 import time
 import unittest
+from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import Stack
+from harness import Stack, endpoint_descriptions
 
 JSON = "application/json; charset=utf-8"
 stack = None
@@ -145,6 +146,29 @@ class Protocol(unittest.TestCase):
             self.assertEqual(r.status, 405, method)
             self.assertEqual(r.headers["Allow"], "GET, HEAD, OPTIONS")
             self.assertEqual(r.json()["error"]["code"], "method_not_allowed")
+
+    def test_every_endpoint_answers_with_its_described_cache_control(self):
+        # The router sets Cache-Control from the endpoint's description (src/api/endpoints.h), for
+        # a 200 and its 304 alike; an error is no-store. A valid request of each endpoint (a
+        # record that is not final: the final policy of /v1/history/hash is test_history's ByHash).
+        deposit = next(r for r in fixture.history if r["status"] == "Deposit")
+        valid = {"/v1/history/hash": {"hash": deposit["hash"]},
+                 "/v1/account": {"recipient_address": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                                 "recipient_blockchain": "unitcore",
+                                 "deposit_blockchain": "unitiot"}}
+        for endpoint in endpoint_descriptions()["endpoints"]:
+            path = endpoint["path"]
+            with self.subTest(path):
+                query = urlencode(valid.get(path, {}))
+                target = f"{path}?{query}" if query else path
+                ok = stack.get(target)
+                self.assertEqual(ok.status, 200, ok)
+                self.assertEqual(ok.headers["Cache-Control"], endpoint["cache_control"])
+                again = stack.get(target, {"If-None-Match": ok.headers["ETag"]})
+                self.assertEqual((again.status, again.headers["Cache-Control"]),
+                                 (304, endpoint["cache_control"]))
+                error = stack.get(f"{path}?x={'a' * 5000}")  # the worker's 414
+                self.assertEqual((error.status, error.headers["Cache-Control"]), (414, "no-store"))
 
     def test_errors_are_not_cached(self):
         self.assertEqual(stack.get("/v1/history?status=nope").headers["Cache-Control"], "no-store")
