@@ -3,13 +3,15 @@ them outside the code: docs/openapi.yaml (the paths, each parameter's name, whet
 required, its schema by kind, the echoed members of the answer, the Cache-Control values, the
 statuses and the page size's limits) and nginx's cache rules in nginx/connector-http.conf (the
 names a canonical request may carry, and the cache key's). A parameter added in one place and forgotten
-in another fails here. No stack: the build's tests/endpoints-dump prints the descriptions."""
+in another fails here, as does a parameter of a kind the tests have no valid sample of
+(fixture.py). No stack: the build's tests/endpoints-dump prints the descriptions."""
 
 import re
 import unittest
 
 import yaml
 
+from fixture import Fixture, valid_params
 from harness import REPO, endpoint_descriptions
 
 DESCRIPTIONS = endpoint_descriptions()
@@ -99,6 +101,16 @@ class OpenApi(unittest.TestCase):
                 schema = header["schema"]
                 allowed = {schema["const"]} if "const" in schema else set(schema.get("enum", []))
                 self.assertEqual(allowed, described, (path, status))
+
+    def test_every_described_kind_has_sample_values(self):
+        # The tests that need a valid value of a kind take it from fixture.py, one place: a
+        # parameter of a kind it has no value for fails here first.
+        samples = Fixture().sample_values()
+        for path, endpoint in ENDPOINTS.items():
+            for param in endpoint["params"]:
+                self.assertTrue(samples.get(param["kind"]), (path, param))
+            self.assertEqual(set(valid_params(endpoint, samples, required_only=False)),
+                             {p["name"] for p in endpoint["params"]}, path)
 
     def test_statuses_and_page_size_limits_match(self):
         self.assertEqual(SCHEMAS["HistoryStatus"]["enum"], DESCRIPTIONS["statuses"])
