@@ -1,11 +1,16 @@
 // Prints the endpoint descriptions (api::kEndpoints) as JSON, for the tests that hold them to
 // docs/openapi.yaml and nginx's cache rules and that drive every parameter with hostile values:
-// {"endpoints": [{"path", "cache_control", "params": [{"name", "schema", "required", "echo"}]}],
+// {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none),
+//                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
 //  "page_size": {"default", "max"}, "statuses": [...]}.
+// A parameter's kind is named here for the tests' sample values of each kind
+// (tests/integration/fixture.py): a kind added to api::ParamKind does not compile here until it
+// has a name, and a test fails while no sample value has it.
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "api/params.h"
@@ -20,10 +25,34 @@ void string(Writer& w, std::string_view text) {
   w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 
+std::string_view kind_name(api::ParamKind kind) {
+  switch (kind) {
+    case api::ParamKind::kUint64:
+      return "uint64";
+    case api::ParamKind::kPageSize:
+      return "page_size";
+    case api::ParamKind::kAddress:
+      return "address";
+    case api::ParamKind::kTxHash:
+      return "tx_hash";
+    case api::ParamKind::kRecordHash:
+      return "record_hash";
+    case api::ParamKind::kSlug:
+      return "slug";
+    case api::ParamKind::kHistoryStatus:
+      return "history_status";
+    case api::ParamKind::kSortOrder:
+      return "sort_order";
+  }
+  std::abort();
+}
+
 void write_param(Writer& w, const api::ParamSpec& p) {
   w.StartObject();
   w.Key("name");
   string(w, p.name);
+  w.Key("kind");
+  string(w, kind_name(p.kind));
   w.Key("schema");
   string(w, api::openapi_schema(p.kind));
   w.Key("required");
@@ -47,6 +76,8 @@ int main() {
     string(w, e->path);
     w.Key("cache_control");
     string(w, e->cache.cache_control);
+    w.Key("final_cache_control");
+    string(w, e->cache.final_cache_control);
     w.Key("params");
     w.StartArray();
     for (const auto& p : e->params) write_param(w, p);

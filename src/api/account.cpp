@@ -25,7 +25,7 @@ void require_checksum_on_main_chain(std::string_view text, const chain::Address&
                                ": " + address.checksummed());
 }
 
-CachePolicy account(const ValidParams& params, Services& services, json::JsonWriter& out) {
+Answer account(const ValidParams& params, Services& services, json::JsonWriter& out) {
   const auto address_text = params.text("recipient_address");
   const auto recipient = *params.get<chain::Address>("recipient_address");
   const auto& recipient_chain = **params.get<const domain::Chain*>("recipient_blockchain");
@@ -59,7 +59,7 @@ CachePolicy account(const ValidParams& params, Services& services, json::JsonWri
   params.write_echo(out);
   json::member(out, "deposit_address", deposit_text);
   out.EndObject();
-  return kAccountCacheControl;
+  return Answer::kUsual;
 }
 
 }  // namespace

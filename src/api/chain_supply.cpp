@@ -31,10 +31,10 @@ void write_chains(json::JsonWriter& out, const Chains& chains) {
   out.EndObject();
 }
 
-CachePolicy chain_supply(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer chain_supply(const ValidParams&, Services& services, json::JsonWriter& out) {
   thread_local json::RenderedBody<Chains> rendered;
   json::write_rendered(out, rendered, services.supply.get(), write_chains);
-  return kSupplyCacheControl;
+  return Answer::kUsual;
 }
 
 }  // namespace

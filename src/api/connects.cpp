@@ -7,7 +7,7 @@ namespace connector::api {
 
 namespace {
 
-CachePolicy connects(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer connects(const ValidParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "connects", &domain::ReferenceData::connects,
                               json::write_connect);

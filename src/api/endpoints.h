@@ -1,8 +1,8 @@
 #pragma once
 // The seven endpoints, each described once in its own file (EndpointSpec). The router validates
 // a request's parameters against the description; the handler asks the stores, writes its JSON
-// body and returns the Cache-Control for it; errors are thrown (http::ApiError,
-// db::DatabaseUnavailable) and answered in one place, the router.
+// body and says which of the described cache policies applies to it (Answer); errors are thrown
+// (http::ApiError, db::DatabaseUnavailable) and answered in one place, the router.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -31,14 +31,27 @@ struct Services {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
-// How an answer may be cached: its Cache-Control for every cache, and whether the front cache
-// (nginx) may store it. An answer it must not store gets X-Accel-Expires: 0, which nginx reads
-// and does not pass on; clients and other caches still follow Cache-Control.
+// How an endpoint's answers may be cached: the Cache-Control of its answers (and of their 304s),
+// and, for an endpoint some of whose answers never change again, the one of those. The router
+// sets it from the description (a handler only says which applies: Answer), so no answer can
+// differ from what the description, and so docs/openapi.yaml, says. Errors are never cached
+// (no-store, the router's).
 struct CachePolicy {
-  constexpr CachePolicy(std::string_view cache_control, bool front_cache = true)  // NOLINT
-      : cache_control(cache_control), front_cache(front_cache) {}
+  constexpr CachePolicy(std::string_view cache_control,  // NOLINT: a plain policy converts
+                        std::string_view final_cache_control = {})
+      : cache_control(cache_control), final_cache_control(final_cache_control) {}
   std::string_view cache_control;
-  bool front_cache;
+  std::string_view final_cache_control;  // "" when no answer of the endpoint is final
+};
+
+// Which of its endpoint's cache policies an answer takes.
+enum class Answer : std::uint8_t {
+  kUsual,  // the usual Cache-Control
+  kFinal,  // will not change again: the final Cache-Control (the description must have one)
+  // The usual Cache-Control, but the front cache (nginx) does not store it: it gets
+  // X-Accel-Expires: 0, which nginx reads and does not pass on (clients and other caches still
+  // follow Cache-Control).
+  kNotFrontCached,
 };
 
 class ValidParams;  // api/params.h
@@ -68,12 +81,11 @@ struct ParamSpec {
   std::string_view echo = {};
 };
 
-using Handler = CachePolicy (*)(const ValidParams& params, Services& services,
-                                json::JsonWriter& out);
+using Handler = Answer (*)(const ValidParams& params, Services& services, json::JsonWriter& out);
 
 // An endpoint, described once: its path, the parameters it knows (in the order they are
-// checked and echoed), its usual cache policy (an answer may narrow it: the handler returns
-// the one that applies), and its handler, which gets the parameters validated. The router,
+// checked and echoed), its cache policy (the handler's Answer says which part applies), and
+// its handler, which gets the parameters validated. The router,
 // the metrics labels, the unknown-parameter rule and the tests derive from these.
 struct EndpointSpec {
   EndpointSpec(std::string_view path, std::span<const ParamSpec> params, CachePolicy cache,

@@ -53,7 +53,7 @@ domain::HistoryFilter filter_of(const ValidParams& params) {
   return f;
 }
 
-CachePolicy history(const ValidParams& params, Services& services, json::JsonWriter& out) {
+Answer history(const ValidParams& params, Services& services, json::JsonWriter& out) {
   const auto page_id = params.get<std::uint64_t>("page_id").value_or(0);
   const auto page_size = params.get<std::uint32_t>("page_size").value_or(kDefaultPageSize);
   const auto order =
@@ -77,7 +77,7 @@ CachePolicy history(const ValidParams& params, Services& services, json::JsonWri
   out.EndObject();
   // An empty page (past the end, or nothing matches: any number of them can be asked for) is
   // answered but not stored by nginx, whose cache holds only pages with records.
-  return {kHistoryCacheControl, /*front_cache=*/!page.records.empty()};
+  return page.records.empty() ? Answer::kNotFrontCached : Answer::kUsual;
 }
 
 }  // namespace

@@ -10,7 +10,7 @@ namespace {
 
 constexpr ParamSpec kParams[] = {{"hash", ParamKind::kRecordHash, /*required=*/true}};
 
-CachePolicy history_by_hash(const ValidParams& params, Services& services, json::JsonWriter& out) {
+Answer history_by_hash(const ValidParams& params, Services& services, json::JsonWriter& out) {
   const auto record = services.history.find_by_hash(*params.get<std::string>("hash"));
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
@@ -18,12 +18,13 @@ CachePolicy history_by_hash(const ValidParams& params, Services& services, json:
       reference_covering(services, services.reference.get(), std::span(&*record, 1));
   json::write_history_record(out, *record, *reference, /*with_status_message=*/true);
   // Confirmed and Error are final: the record will not change again.
-  return domain::is_final(record->status) ? kFinalRecordCacheControl : kHistoryCacheControl;
+  return domain::is_final(record->status) ? Answer::kFinal : Answer::kUsual;
 }
 
 }  // namespace
 
-const EndpointSpec kHistoryByHashEndpoint("/v1/history/hash", kParams, kHistoryCacheControl,
+const EndpointSpec kHistoryByHashEndpoint("/v1/history/hash", kParams,
+                                          {kHistoryCacheControl, kFinalRecordCacheControl},
                                           history_by_hash);
 
 }  // namespace connector::api

@@ -7,7 +7,7 @@ namespace connector::api {
 
 namespace {
 
-CachePolicy networks(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer networks(const ValidParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "networks", &domain::ReferenceData::chains,
                               [](json::JsonWriter& w, const domain::Chain& chain,

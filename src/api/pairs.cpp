@@ -7,7 +7,7 @@ namespace connector::api {
 
 namespace {
 
-CachePolicy pairs(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer pairs(const ValidParams&, Services& services, json::JsonWriter& out) {
   thread_local RenderedList rendered;
   return write_reference_list(services, out, rendered, "pairs", &domain::ReferenceData::pairs,
                               json::write_pair);

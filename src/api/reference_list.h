@@ -12,10 +12,9 @@ namespace connector::api {
 using RenderedList = json::RenderedBody<domain::ReferenceData>;
 
 template <typename Item, typename WriteItem>
-std::string_view write_reference_list(Services& services, json::JsonWriter& out,
-                                      RenderedList& rendered, std::string_view key,
-                                      std::vector<Item> domain::ReferenceData::*items,
-                                      WriteItem write_item) {
+Answer write_reference_list(Services& services, json::JsonWriter& out, RenderedList& rendered,
+                            std::string_view key, std::vector<Item> domain::ReferenceData::*items,
+                            WriteItem write_item) {
   json::write_rendered(out, rendered, services.reference.get(),
                        [&](json::JsonWriter& w, const domain::ReferenceData& data) {
                          w.StartObject();
@@ -25,7 +24,7 @@ std::string_view write_reference_list(Services& services, json::JsonWriter& out,
                          w.EndArray();
                          w.EndObject();
                        });
-  return kReferenceCacheControl;
+  return Answer::kUsual;
 }
 
 }  // namespace connector::api

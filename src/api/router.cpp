@@ -1,6 +1,7 @@
 #include "api/router.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "api/params.h"
 #include "db/connection.h"
@@ -97,9 +98,14 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   query.reject_duplicates(endpoint.names);
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
-  const CachePolicy policy = endpoint.handler(params, services_, writer);
-  outcome.cache_control = policy.cache_control;
-  if (!policy.front_cache) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
+  const Answer answer = endpoint.handler(params, services_, writer);
+  // The description's policy, never the handler's own: an answer cannot differ from it.
+  outcome.cache_control =
+      answer == Answer::kFinal ? endpoint.cache.final_cache_control : endpoint.cache.cache_control;
+  if (outcome.cache_control.empty()) {
+    throw std::logic_error(std::string(endpoint.path) + ": a final answer, but no final policy");
+  }
+  if (answer == Answer::kNotFrontCached) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
   outcome.validators = true;
 }
 

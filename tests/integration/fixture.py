@@ -83,7 +83,43 @@ class Fixture:
                                          or DEFAULT_STATUS_MESSAGES[r["status"]])
         return ordered
 
+    def sample_values(self):
+        """Valid values of each parameter kind (the endpoint descriptions' "kind",
+        tests/endpoints-dump), on a stack that imported this fixture: a record hash names a record
+        that is not final (so its answer has the usual Cache-Control), the address is in EIP-55
+        form (required on a main chain), and the slugs are of two connected chains. One place for
+        every test that needs a valid value of a kind (valid_params())."""
+        record = next(r for r in self.history if r["status"] in ("Deposit", "Pending"))
+        return {
+            "uint64": ["1"],
+            "page_size": ["5"],
+            "address": ["0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"],  # EIP-55's own example
+            "tx_hash": [record["source_tx_hash"]],
+            "record_hash": [record["hash"]],
+            "slug": list(self.networks),
+            "history_status": [record["status"]],
+            "sort_order": ["ASC"],
+        }
+
     def records(self, predicate=lambda r: True, ascending=False):
         chosen = [r for r in self.history if predicate(r)]
         chosen.sort(key=lambda r: int(r["id"]), reverse=not ascending)
         return [self.record(r) for r in chosen]
+
+
+def valid_params(endpoint, samples, required_only=True):
+    """{name: valid value} for the (required) parameters of a described endpoint, from samples
+    (Fixture.sample_values()): the i-th parameter of a kind takes the kind's i-th value (cycling),
+    so /v1/account's two chains differ. A kind without a sample value fails here, by name."""
+    taken = {}
+    params = {}
+    for param in endpoint["params"]:
+        kind = param["kind"]
+        if kind not in samples:
+            raise AssertionError(f"{endpoint['path']} {param['name']}: no sample value of kind "
+                                 f"{kind!r} (tests/integration/fixture.py, sample_values)")
+        index = taken.get(kind, 0)
+        taken[kind] = index + 1
+        if param["required"] or not required_only:
+            params[param["name"]] = samples[kind][index % len(samples[kind])]
+    return params

@@ -61,8 +61,9 @@ ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
 
 def endpoint_descriptions():
     """The service's endpoint descriptions (api::kEndpoints, printed by the build's
-    tests/endpoints-dump): {"endpoints": [{"path", "cache_control", "params": [{"name",
-    "schema", "required", "echo"}]}], "page_size": {"default", "max"}, "statuses": [...]}."""
+    tests/endpoints-dump): {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when
+    none), "params": [{"name", "kind", "schema", "required", "echo"}]}], "page_size": {"default",
+    "max"}, "statuses": [...]}."""
     dump = BUILD_DIR / "tests" / "endpoints-dump"
     return json.loads(subprocess.run([str(dump)], capture_output=True, check=True, text=True,
                                      timeout=30).stdout)

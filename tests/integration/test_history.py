@@ -6,7 +6,7 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import Stack
+from harness import Stack, endpoint_descriptions
 
 stack = None
 fixture = Fixture()
@@ -164,9 +164,13 @@ class Pagination(unittest.TestCase):
 
 class ByHash(unittest.TestCase):
     def test_each_status_answers_its_record_with_status_message(self):
-        for status, cache in (("Deposit", "public, max-age=2"), ("Pending", "public, max-age=2"),
-                              ("Confirmed", "public, max-age=3600"),
-                              ("Error", "public, max-age=3600")):
+        # A final record (Confirmed, Error) takes the description's final Cache-Control.
+        described = next(e for e in endpoint_descriptions()["endpoints"]
+                         if e["path"] == "/v1/history/hash")
+        usual, final = described["cache_control"], described["final_cache_control"]
+        self.assertTrue(final)
+        for status, cache in (("Deposit", usual), ("Pending", usual), ("Confirmed", final),
+                              ("Error", final)):
             record = next(r for r in H if r["status"] == status)
             r = stack.get(f"/v1/history/hash?hash={record['hash']}")
             self.assertEqual(r.status, 200)

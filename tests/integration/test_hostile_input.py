@@ -9,8 +9,8 @@ too. Nothing of it reaches the database."""
 
 import unittest
 
-from fixture import Fixture
-from harness import Stack, endpoint_params
+from fixture import Fixture, valid_params
+from harness import Stack, endpoint_descriptions
 
 stack = None
 fixture = Fixture()
@@ -18,11 +18,12 @@ fixture = Fixture()
 JSON = "application/json; charset=utf-8"
 ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
 # Every parameter of every endpoint, from the endpoint descriptions (src/api/endpoints.h).
-PARAMS = {path: names for path, names in endpoint_params().items() if names}
-# The other parameters of /v1/account are valid, so the hostile one is the only fault.
-VALID = {"recipient_address": ADDRESS, "recipient_blockchain": "unitcore",
-         "deposit_blockchain": "unitiot"}
-PARAMETERLESS = [path for path, names in endpoint_params().items() if not names]
+ENDPOINTS = {e["path"]: e for e in endpoint_descriptions()["endpoints"]}
+PARAMS = {path: [p["name"] for p in e["params"]] for path, e in ENDPOINTS.items() if e["params"]}
+# The other required parameters get valid values (fixture.py's samples of their kinds), so the
+# hostile one is the only fault.
+VALID = {path: valid_params(e, fixture.sample_values()) for path, e in ENDPOINTS.items()}
+PARAMETERLESS = [path for path, e in ENDPOINTS.items() if not e["params"]]
 WORKER_414 = "The query string is longer than 4096 bytes"
 NGINX_414 = "The request target is too long."
 
@@ -74,8 +75,8 @@ def tearDownModule():
 
 
 def target(path, name, value):
-    others = "".join(f"&{k}={v}" for k, v in VALID.items() if k != name)
-    return f"{path}?{name}={value}" + (others if path == "/v1/account" else "")
+    others = "".join(f"&{k}={v}" for k, v in VALID[path].items() if k != name)
+    return f"{path}?{name}={value}{others}"
 
 
 class HostileInput(unittest.TestCase):

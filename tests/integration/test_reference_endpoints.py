@@ -3,9 +3,10 @@ protocol rules every endpoint shares: ETag/304, HEAD, Cache-Control, Content-Typ
 
 import time
 import unittest
+from urllib.parse import urlencode
 
-from fixture import Fixture
-from harness import Stack
+from fixture import Fixture, valid_params
+from harness import Stack, endpoint_descriptions
 
 JSON = "application/json; charset=utf-8"
 stack = None
@@ -145,6 +146,26 @@ class Protocol(unittest.TestCase):
             self.assertEqual(r.status, 405, method)
             self.assertEqual(r.headers["Allow"], "GET, HEAD, OPTIONS")
             self.assertEqual(r.json()["error"]["code"], "method_not_allowed")
+
+    def test_every_endpoint_answers_with_its_described_cache_control(self):
+        # The router sets Cache-Control from the endpoint's description (src/api/endpoints.h), for
+        # a 200 and its 304 alike; an error is no-store. A valid request of each endpoint, its
+        # required parameters from fixture.py's samples (a record hash there is not final: the
+        # final policy of /v1/history/hash is test_history's ByHash).
+        samples = fixture.sample_values()
+        for endpoint in endpoint_descriptions()["endpoints"]:
+            path = endpoint["path"]
+            with self.subTest(path):
+                query = urlencode(valid_params(endpoint, samples))
+                target = f"{path}?{query}" if query else path
+                ok = stack.get(target)
+                self.assertEqual(ok.status, 200, ok)
+                self.assertEqual(ok.headers["Cache-Control"], endpoint["cache_control"])
+                again = stack.get(target, {"If-None-Match": ok.headers["ETag"]})
+                self.assertEqual((again.status, again.headers["Cache-Control"]),
+                                 (304, endpoint["cache_control"]))
+                error = stack.get(f"{path}?x={'a' * 5000}")  # the worker's 414
+                self.assertEqual((error.status, error.headers["Cache-Control"]), (414, "no-store"))
 
     def test_errors_are_not_cached(self):
         self.assertEqual(stack.get("/v1/history?status=nope").headers["Cache-Control"], "no-store")
