@@ -72,8 +72,8 @@ void Master::publish_config() {
     servers.push_back(metrics::server_key(address));
   }
   // The measuring passes to a process of this configuration (metrics::Scoreboard's lease).
-  board_.lag_monitor_generation.fetch_add(1);
-  board_.lag_monitor_pid.store(0);
+  board_.lag_monitor.next_generation();
+  board_.events.publisher.next_generation();
   board_.assign_read_servers(servers, config_.db.replica_max_lag_s != 0);
 }
 
@@ -143,9 +143,10 @@ void Master::reap() {
     if (it == children_.end()) continue;
     auto& slot = board_.processes[it->slot];
     slot.pid.store(0);
-    // A process that measured the servers for the pool hands the task on at once.
-    std::int32_t monitor = pid;
-    board_.lag_monitor_pid.compare_exchange_strong(monitor, 0);
+    // A process that measured the servers or published events for the pool hands the task on
+    // at once.
+    board_.lag_monitor.release(pid);
+    board_.events.publisher.release(pid);
     slot.active.store(0);
     slot.threads.store(0);
     const bool recycled = WIFEXITED(status) && WEXITSTATUS(status) == kRecycleExitStatus;

@@ -13,7 +13,14 @@ ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers
       new_rows_(config.worker.new_accounts_per_minute, db::new_row_window()),
       accounts_(reader_, writer_, new_rows_),
       readiness_(reader_),
-      router_({history_, accounts_, readiness_, reference, supply, read_servers}) {}
+      router_({.history = history_,
+               .accounts = accounts_,
+               .readiness = readiness_,
+               .reference = reference,
+               .supply = supply,
+               .db_servers = read_servers,
+               .events = config.worker.events_publisher.empty() ? nullptr
+                                                                : &metrics::scoreboard().events}) {}
 
 void ThreadServices::set_deadline(db::Connection::Clock::time_point deadline) {
   reader_.set_deadline(deadline);

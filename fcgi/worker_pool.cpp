@@ -88,6 +88,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       lag_monitor_(config, breakers_, metrics::scoreboard()),
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
+      publisher_(config, breakers_, reference_, metrics::scoreboard().events),
       kept_(read_timeout_),
       pending_(fcgi_limits(config), read_timeout_, slot.pending_requests),
       epoll_fd_(make_epoll()) {}
@@ -98,6 +99,7 @@ WorkerPool::~WorkerPool() {
   read_deadlines_.stop();
   refresher_.stop();
   prober_.stop();
+  publisher_.stop();
   lag_monitor_.stop();
 }
 
@@ -106,6 +108,7 @@ void WorkerPool::start() {
   lag_monitor_.start();
   refresher_.start();
   prober_.start();
+  publisher_.start();
   read_deadlines_.start();
   pending_.start();
   slot_.threads.store(config_.worker.threads);

@@ -17,6 +17,7 @@
 #include "db/server_prober.h"
 #include "db/snapshot_refresher.h"
 #include "db/supply_store.h"
+#include "events/publisher.h"
 #include "kept_connections.h"
 #include "metrics/scoreboard.h"
 #include "net/web_server_addrs.h"
@@ -86,6 +87,7 @@ class WorkerPool {
   db::ReplicaLagMonitor lag_monitor_;
   db::SnapshotRefresher refresher_;
   db::ServerProber prober_;
+  events::EventPublisher publisher_;
   KeptConnections kept_;
   PendingRequests pending_;  // connections whose request is not whole yet
   const UniqueFd epoll_fd_;  // shared by the threads: see make_epoll()

@@ -14,6 +14,7 @@
 #include "db/supply_store.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
+#include "metrics/events_board.h"
 
 namespace connector::api {
 
@@ -29,6 +30,10 @@ struct Services {
   std::span<const std::string> db_servers = {};
   // The current request's deadline (the router sets it).
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The event publisher's board when events are served (events_publisher set), else null.
+  metrics::EventsBoard* events = nullptr;
+  // Where an Answer::kEventStream sends the client: nginx's internal location of its channel.
+  std::string event_stream = {};
 };
 
 // How an endpoint's answers may be cached: the Cache-Control of its answers (and of their 304s),
@@ -52,6 +57,9 @@ enum class Answer : std::uint8_t {
   // X-Accel-Expires: 0, which nginx reads and does not pass on (clients and other caches still
   // follow Cache-Control).
   kNotFrontCached,
+  // No body: nginx hands the connection to the subscriber location Services::event_stream
+  // names (X-Accel-Redirect), where nchan holds it (nginx/connector-events.conf).
+  kEventStream,
 };
 
 class ValidParams;  // api/params.h
@@ -105,6 +113,8 @@ extern const EndpointSpec kAccountEndpoint;
 extern const EndpointSpec kHistoryEndpoint;
 extern const EndpointSpec kHistoryByHashEndpoint;
 extern const EndpointSpec kChainSupplyEndpoint;
+extern const EndpointSpec kHistoryEventsEndpoint;
+extern const EndpointSpec kHistoryByHashEventsEndpoint;
 
 // Cache-Control values of docs/openapi.yaml; ops override them in nginx.
 inline constexpr std::string_view kReferenceCacheControl = "public, max-age=60";

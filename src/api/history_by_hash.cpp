@@ -3,7 +3,6 @@
 #include "api/params.h"
 #include "api/record_reference.h"
 #include "http/api_error.h"
-#include "json/history_writer.h"
 
 namespace connector::api {
 namespace {
@@ -14,9 +13,7 @@ Answer history_by_hash(const ValidParams& params, Services& services, json::Json
   const auto record = services.history.find_by_hash(*params.get<std::string>("hash"));
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
-  const auto reference =
-      reference_covering(services, services.reference.get(), std::span(&*record, 1));
-  json::write_history_record(out, *record, *reference, /*with_status_message=*/true);
+  write_record_answer(services.reference, services.deadline, *record, out);
   // Confirmed and Error are final: the record will not change again.
   return domain::is_final(record->status) ? Answer::kFinal : Answer::kUsual;
 }

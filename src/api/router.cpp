@@ -99,6 +99,11 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
   const Answer answer = endpoint.handler(params, services_, writer);
+  if (answer == Answer::kEventStream) {
+    outcome.extra_headers = "X-Accel-Redirect: " + services_.event_stream + "\r\n";
+    outcome.cache_control = endpoint.cache.cache_control;
+    return;
+  }
   // The description's policy, never the handler's own: an answer cannot differ from it.
   outcome.cache_control =
       answer == Answer::kFinal ? endpoint.cache.final_cache_control : endpoint.cache.cache_control;

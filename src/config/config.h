@@ -71,6 +71,11 @@ struct WorkerSettings {
   // Deposit addresses recorded per minute by all processes together; past it, a request
   // that needs a new row is a 503 (rows already recorded are still answered). 0: no cap.
   unsigned new_accounts_per_minute = 300;
+  // Server-sent events (src/events/): nchan's publisher socket; empty: no events.
+  std::string events_publisher;
+  unsigned events_poll_ms = 200;       // how often the publisher reads the change feed
+  unsigned events_gap_wait_ms = 2000;  // how long it waits for a hole in the feed to fill
+  std::string events_cursor_file;      // where it keeps the last change published; empty: memory
 };
 
 struct Config {

@@ -13,6 +13,7 @@ using D = DatabaseSettings;
 constexpr std::string_view kSocket = "FastCGI socket";
 constexpr std::string_view kPool = "Processes and requests";
 constexpr std::string_view kDatabase = "MariaDB";
+constexpr std::string_view kEvents = "Server-sent events";
 
 // The table. Defaults are the fields' initial values in config.h.
 const Key kKeys[] = {
@@ -161,6 +162,39 @@ const Key kKeys[] = {
                "`connector_deposit_accounts_created_total` and "
                "`connector_deposit_accounts_refused_total` in `/metrics` count both outcomes "
                "(docs/security.md)"},
+    {.name = "events_publisher",
+     .field = &W::events_publisher,
+     .group = kEvents,
+     .example = "/run/connector-events/publish.sock",
+     .reload = "restart",
+     .brief = "nginx's nchan publisher socket (nginx/connector-events.conf): one process of the "
+              "pool publishes each change of history there, and /v1/history/events and "
+              "/v1/history/hash/events are served; empty: no events (those paths answer 404)"},
+    {.name = "events_poll_ms",
+     .field = &W::events_poll_ms,
+     .min = 20,
+     .max = 10000,
+     .group = kEvents,
+     .reload = "restart",
+     .brief = "how often the publisher reads the change feed (history_changes) from the read "
+              "server: the most an event waits before it is published"},
+    {.name = "events_gap_wait_ms",
+     .field = &W::events_gap_wait_ms,
+     .min = 0,
+     .max = 600000,
+     .group = kEvents,
+     .reload = "restart",
+     .brief = "how long the publisher waits for a hole in the feed to fill (a change whose "
+              "transaction has not committed yet) before it passes over it and publishes what "
+              "follows; longer writer transactions lose their events past it"},
+    {.name = "events_cursor_file",
+     .field = &W::events_cursor_file,
+     .group = kEvents,
+     .example = "/var/lib/connector/events-cursor",
+     .reload = "restart",
+     .brief = "file where the publisher keeps the last change it published, so that a restart "
+              "of the service resumes there; empty: kept in memory only (a restart then starts "
+              "at the feed's end)"},
     {.name = "db_socket",
      .field = &D::socket,
      .group = kDatabase,

@@ -29,11 +29,7 @@ constexpr const char* kReplicaSql = "SELECT MAX(written_us) FROM replication_hea
 // The primary's event writes a heartbeat this often (sql/migrations/0005).
 constexpr std::int64_t kHeartbeatPeriodMs = 1000;
 
-std::int64_t monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+using util::monotonic_ms;
 
 }  // namespace
 
@@ -42,7 +38,7 @@ ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreake
     : config_(config),
       board_(board),
       pid_(static_cast<std::int32_t>(::getpid())),
-      generation_(board.lag_monitor_generation.load()) {
+      generation_(board.lag_monitor.generation.load()) {
   if (config.db.replicas.empty() || config.db.replica_max_lag_s == 0) return;  // nothing to bound
   // A second per server and statement: a hung server holds this thread for that long only.
   auto options = connection_options(config.db, /*statement_timeout_ms=*/1000);
@@ -69,15 +65,14 @@ void ReplicaLagMonitor::start() {
 
 void ReplicaLagMonitor::stop() {
   loop_.stop();
-  std::int32_t holder = pid_;
-  board_.lag_monitor_pid.compare_exchange_strong(holder, 0);
+  board_.lag_monitor.release(pid_);
 }
 
 std::chrono::milliseconds ReplicaLagMonitor::round() {
   const auto started = std::chrono::steady_clock::now();
   if (hold_lease()) {
     measure();
-    board_.lag_monitor_beat_ms.store(monotonic_ms());
+    board_.lag_monitor.beat(monotonic_ms());
   }
   // Every second from start to start: a slow round (a server that waited out its second)
   // does not stretch the interval.
@@ -87,20 +82,7 @@ std::chrono::milliseconds ReplicaLagMonitor::round() {
 }
 
 bool ReplicaLagMonitor::hold_lease() {
-  std::int32_t holder = board_.lag_monitor_pid.load();
-  if (board_.lag_monitor_generation.load() != generation_) {
-    // A process of a configuration since reloaded: it measures no more.
-    if (holder == pid_) board_.lag_monitor_pid.compare_exchange_strong(holder, 0);
-    return false;
-  }
-  if (holder == pid_) return true;
-  if (holder != 0 && monotonic_ms() - board_.lag_monitor_beat_ms.load() < kLease.count()) {
-    return false;
-  }
-  // Free, or its holder stopped beating: taken, by one process only.
-  if (!board_.lag_monitor_pid.compare_exchange_strong(holder, pid_)) return false;
-  board_.lag_monitor_beat_ms.store(monotonic_ms());
-  return true;
+  return board_.lag_monitor.hold(pid_, generation_, monotonic_ms(), kLease.count());
 }
 
 void ReplicaLagMonitor::measure() {
@@ -108,7 +90,7 @@ void ReplicaLagMonitor::measure() {
   const auto primary = read_primary(servers_.back());
   const auto primary_read_at = steady_clock::now();
   if (primary.now_us) last_primary_now_us_ = primary.now_us;
-  board_.lag_monitor_beat_ms.store(monotonic_ms());
+  board_.lag_monitor.beat(monotonic_ms());
   const std::span replicas(servers_.data(), servers_.size() - 1);
   std::vector<std::optional<std::int64_t>> heartbeats;
   std::vector<std::int64_t> read_after_primary_us;  // how long after the primary's clock
@@ -117,12 +99,12 @@ void ReplicaLagMonitor::measure() {
     read_after_primary_us.push_back(
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - primary_read_at)
             .count());
-    board_.lag_monitor_beat_ms.store(monotonic_ms());  // a slow round keeps its lease
+    board_.lag_monitor.beat(monotonic_ms());  // a slow round keeps its lease
   }
 
   // Published only by the holder still: one stalled past the lease between two reads (beats)
   // has lost it to a process with fresher readings.
-  if (board_.lag_monitor_pid.load() != pid_) return;
+  if (!board_.lag_monitor.held_by(pid_)) return;
   const auto reference = lag_reference(primary.now_us, last_primary_clock(), heartbeats);
   const auto now_unix_ms = util::unix_ms_now();
   publish_primary(primary, now_unix_ms);

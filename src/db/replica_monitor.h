@@ -1,7 +1,7 @@
 #pragma once
 // Keeps lagging replicas out of rotation. One process of the pool at a time measures (a lease
-// on the scoreboard: metrics::Scoreboard::lag_monitor_pid, taken over by another process when
-// its holder stops beating for kLease): every second it reads the primary's clock and each
+// on the scoreboard, metrics/lease.h, taken over by another process when its holder stops
+// beating for kLease): every second it reads the primary's clock and each
 // replica's copy of the replication heartbeat (sql/migrations/0005), each on a connection of
 // its own kept between rounds, within a second per server, and writes each server's figures
 // and rotation to the scoreboard (metrics::ServerSlot). Every process reads the replicas'

@@ -151,7 +151,7 @@ void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_
   const auto* primary = b.find_server(server_key(servers.back()));
   // Only where replicas are measured (a lag monitor holds the lease, or has read the primary).
   if (primary != nullptr &&
-      (primary->measured_unix_ms.load() > 0 || b.lag_monitor_pid.load() != 0)) {
+      (primary->measured_unix_ms.load() > 0 || b.lag_monitor.pid.load() != 0)) {
     header(out, "connector_db_primary_reachable", "gauge",
            "1 while the lag monitor reads the primary; 0 when it last did over 5 s ago.");
     sample(out, "connector_db_primary_reachable", {},

@@ -9,12 +9,15 @@
 #include <span>
 #include <string_view>
 
+#include "metrics/events_board.h"
+#include "metrics/lease.h"
+
 namespace connector::metrics {
 
 // Counters per endpoint: the API's endpoints, the operations paths, anything unknown. Their
 // labels come from the endpoint descriptions (api::endpoint_labels(); api::kEndpoints checks
 // that there are this many).
-inline constexpr std::size_t kEndpointSlots = 9;
+inline constexpr std::size_t kEndpointSlots = 11;
 
 inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414, 500, 503, 0};
 // Upper bounds of the latency histogram, in microseconds (the last bucket is +Inf).
@@ -140,13 +143,9 @@ struct Scoreboard {
 
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
   std::array<ServerSlot, kMaxServerSlots> servers{};
-  // The process that measures the servers for the pool (0: none), and when it last did, on
-  // CLOCK_MONOTONIC in milliseconds: another process takes over once it stops. Only a process
-  // of the current configuration may (lag_monitor_generation, moved by the master at each
-  // reload, which also frees the lease): an old one draining after a reload measures no more.
-  std::atomic<std::int32_t> lag_monitor_pid{0};
-  std::atomic<std::int64_t> lag_monitor_beat_ms{0};
-  std::atomic<std::uint32_t> lag_monitor_generation{0};
+  // The process that measures the servers for the pool (db/replica_monitor.h).
+  Lease lag_monitor;
+  EventsBoard events;
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;

@@ -12,6 +12,13 @@ inline std::int64_t unix_ms_now() {
       .count();
 }
 
+// CLOCK_MONOTONIC in milliseconds: the same clock for every process of the host (leases).
+inline std::int64_t monotonic_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 // Milliseconds (not negative) as seconds with three decimals, exactly: "12.345".
 inline std::string seconds_text(std::int64_t ms) {
   return std::to_string(ms / 1000) + "." + std::to_string(ms % 1000 + 1000).substr(1);

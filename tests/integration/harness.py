@@ -149,7 +149,7 @@ def _run(args, timeout=120, **kwargs):
 class Stack:
     def __init__(self, fixture=None, threads=4, config=None, worker_env=None, db_port=None,
                  accounts=False, replica=False, nginx_cache=False, nginx_env=None, db_dir=None,
-                 mariadb_env=None):
+                 mariadb_env=None, events=False):
         """fixture: JSON document to import, or None. config: extra worker config keys (dict).
         worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides).
         db_port: also serve MariaDB on 127.0.0.1:db_port (0: a free port; implied by replica).
@@ -159,7 +159,9 @@ class Stack:
         nginx_env: more NGINX_CONNECTOR_* settings for scripts/nginx-start (dict).
         db_dir: a MariaDB data directory of the caller's to use (created if new, kept at stop)
         instead of one in the stack's temporary directory (scripts/bench keeps its data).
-        mariadb_env: more CONNECTOR_MARIADB_* settings for scripts/mariadb-start (dict)."""
+        mariadb_env: more CONNECTOR_MARIADB_* settings for scripts/mariadb-start (dict).
+        events: server-sent events on: nginx with the events drop-ins (nchan), the worker
+        publishing to it (events_publisher), its cursor in DIR/events-cursor."""
         for binary in (WORKER, ADMIN):
             if not binary.exists():
                 raise StackError(f"{binary} not found: build first (scripts/build), "
@@ -177,6 +179,8 @@ class Stack:
         self.accounts = accounts
         self.nginx_cache = nginx_cache
         self.nginx_env = dict(nginx_env or {})
+        if events:
+            self.nginx_env["NGINX_CONNECTOR_EVENTS"] = "on"
         self.db_port = 0 if replica and db_port is None else db_port
         self.replica_port = None  # the replica also listens on 127.0.0.1:replica_port
         self.fcgi_socket = self.dir / "fcgi.sock"
@@ -204,6 +208,9 @@ class Stack:
                              "db_write_user": WRITE_USER, "db_write_password": WRITE_PASSWORD})
         if replica:
             settings["db_replicas"] = f"unix:{self.replica_socket}"
+        if events:
+            settings["events_publisher"] = self.nginx_prefix / "events" / "publish.sock"
+            settings["events_cursor_file"] = self.dir / "events-cursor"
         settings.update(config or {})
         self.settings = settings
         self.config_path.write_text("# written by tests/integration/harness.py\n" + "".join(

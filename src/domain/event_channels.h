@@ -1,0 +1,22 @@
+#pragma once
+// The names of the event channels (nginx/connector-events.conf): the publisher publishes a
+// record's change on them (events/publisher.h) and the worker sends subscribers to them
+// (api/event_stream.h), from validated values only.
+//
+// A record's channel is "h:" and its hash (64 lower-case hex digits); an address's, "a:" and the
+// address in lower case (so its EIP-55 spelling and its lower-case one are one channel).
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "domain/history.h"
+
+namespace connector::domain {
+
+std::string record_channel(std::string_view hash);
+std::string address_channel(std::string_view address);
+// The channels of the addresses a record involves, each once: its deposit address, its
+// sender, its destination.
+std::vector<std::string> address_channels(const HistoryRecord& record);
+
+}  // namespace connector::domain

@@ -1,0 +1,107 @@
+#include "events/nchan_client.h"
+
+#include <curl/curl.h>
+#include <rapidjson/document.h>
+
+#include <mutex>
+
+namespace connector::events {
+namespace {
+
+constexpr std::size_t kMaxAnswerBytes = 4096;  // nchan's channel info is about 100 bytes
+
+size_t collect(char* data, size_t size, size_t count, void* user) {
+  auto* body = static_cast<std::string*>(user);
+  const size_t bytes = size * count;
+  if (body->size() + bytes > kMaxAnswerBytes) return 0;  // too much: curl fails the transfer
+  body->append(data, bytes);
+  return bytes;
+}
+
+CURL* handle(void* curl) { return static_cast<CURL*>(curl); }
+
+// Only the characters of our channel names ("h:" and hex, "a:0x" and hex, commas) are sent.
+std::string query_value(std::string_view text) {
+  for (const char c : text) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == ':' || c == ',';
+    if (!ok) throw PublishError("not a channel name: " + std::string(text));
+  }
+  return std::string(text);
+}
+
+}  // namespace
+
+NchanClient::NchanClient(std::string socket_path, std::chrono::milliseconds timeout)
+    : socket_path_(std::move(socket_path)), timeout_(timeout) {
+  static std::once_flag global;
+  std::call_once(global, [] { curl_global_init(CURL_GLOBAL_NOTHING); });
+  curl_ = curl_easy_init();
+  if (curl_ == nullptr) throw std::runtime_error("curl_easy_init failed");
+}
+
+NchanClient::~NchanClient() { curl_easy_cleanup(handle(curl_)); }
+
+NchanClient::Answer NchanClient::request(const std::string& target, const std::string* body) {
+  CURL* curl = handle(curl_);
+  curl_easy_reset(curl);
+  Answer answer;
+  const std::string url = "http://localhost" + target;
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Content-Type: application/json");
+  headers = curl_slist_append(headers, "Accept: application/json");
+  curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_.count()));
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
+  if (body != nullptr) {
+    curl_easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body->data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, static_cast<long>(body->size()));
+  }
+  const CURLcode code = curl_easy_perform(curl);
+  curl_slist_free_all(headers);
+  if (code != CURLE_OK) {
+    throw PublishError("nchan at " + socket_path_ + ": " + curl_easy_strerror(code));
+  }
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &answer.status);
+  return answer;
+}
+
+void NchanClient::publish_to_record(const std::string& channel, std::string_view body) {
+  const std::string text(body);
+  const auto answer = request("/publish/record?channel=" + query_value(channel), &text);
+  if (answer.status != 201 && answer.status != 202) {
+    throw PublishError("nchan refused a message for " + channel + ": HTTP " +
+                       std::to_string(answer.status));
+  }
+}
+
+void NchanClient::publish_to_addresses(const std::vector<std::string>& channels,
+                                       std::string_view body) {
+  std::string list;
+  for (const auto& channel : channels) list += (list.empty() ? "" : ",") + channel;
+  const std::string text(body);
+  const auto answer = request("/publish/addresses?channels=" + query_value(list), &text);
+  if (answer.status != 201 && answer.status != 202) {
+    throw PublishError("nchan refused a message for " + list + ": HTTP " +
+                       std::to_string(answer.status));
+  }
+}
+
+std::uint64_t NchanClient::record_messages(const std::string& channel) {
+  const auto answer = request("/publish/record?channel=" + query_value(channel), nullptr);
+  if (answer.status == 404) return 0;  // no such channel: nothing published, or it expired
+  rapidjson::Document info;
+  info.Parse(answer.body.data(), answer.body.size());
+  if (answer.status != 200 || info.HasParseError() || !info.IsObject() ||
+      !info.HasMember("messages") || !info["messages"].IsUint64()) {
+    throw PublishError("nchan's channel info for " + channel + " is not understood (HTTP " +
+                       std::to_string(answer.status) + ")");
+  }
+  return info["messages"].GetUint64();
+}
+
+}  // namespace connector::events

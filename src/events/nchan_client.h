@@ -1,0 +1,46 @@
+#pragma once
+// Talks to nchan's publisher locations (nginx/connector-events.conf) over their private unix
+// socket, with libcurl (a kept connection, timeouts, HTTP done right; nothing hand-written):
+// publishes a message to a record's channel or to several address channels at once, and asks
+// how many messages a channel holds. nginx on that socket is our own, but its answers are
+// still only read for their status and one number.
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace connector::events {
+
+class PublishError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class NchanClient {
+ public:
+  NchanClient(std::string socket_path, std::chrono::milliseconds timeout);
+  ~NchanClient();
+  NchanClient(const NchanClient&) = delete;
+  NchanClient& operator=(const NchanClient&) = delete;
+
+  // Throws PublishError when nchan does not take it (no answer, or not 201/202).
+  void publish_to_record(const std::string& channel, std::string_view body);
+  void publish_to_addresses(const std::vector<std::string>& channels, std::string_view body);
+  // The messages the record channel holds now (0 also when nchan has no such channel).
+  std::uint64_t record_messages(const std::string& channel);
+
+ private:
+  struct Answer {
+    long status = 0;
+    std::string body;
+  };
+  Answer request(const std::string& target, const std::string* body);
+
+  std::string socket_path_;
+  std::chrono::milliseconds timeout_;
+  void* curl_;  // CURL*, kept between requests so its connection is reused
+};
+
+}  // namespace connector::events

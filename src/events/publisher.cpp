@@ -1,0 +1,171 @@
+#include "events/publisher.h"
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "api/record_reference.h"
+#include "db/change_feed.h"
+#include "db/snapshot_refresher.h"
+#include "domain/event_channels.h"
+#include "events/cursor_file.h"
+#include "events/event_body.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+namespace connector::events {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::int64_t kCursorFileEveryMs = 1000;
+
+}  // namespace
+
+EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
+                               db::ReferenceCache& reference, metrics::EventsBoard& board)
+    : config_(config),
+      breakers_(breakers),
+      reference_(reference),
+      board_(board),
+      pid_(static_cast<std::int32_t>(::getpid())),
+      generation_(board.publisher.generation.load()),
+      order_(milliseconds(config.worker.events_gap_wait_ms)) {}
+
+EventPublisher::~EventPublisher() { stop(); }
+
+void EventPublisher::start() {
+  if (config_.worker.events_publisher.empty()) return;
+  loop_.start([this] { return round(); });
+}
+
+void EventPublisher::stop() {
+  loop_.stop();
+  if (!board_.publisher.held_by(pid_)) return;
+  save_cursor(/*now=*/true);
+  board_.publisher.release(pid_);
+}
+
+milliseconds EventPublisher::round() {
+  const milliseconds every(config_.worker.events_poll_ms);
+  if (!board_.publisher.hold(pid_, generation_, util::monotonic_ms(), kLease.count())) {
+    return every;
+  }
+  bool more = false;
+  try {
+    more = work();
+    if (failures_ > 0) util::log_info("the event publisher runs again");
+    failures_ = 0;
+  } catch (const std::exception& e) {
+    board_.publish_failures.fetch_add(1);
+    // The first failure, then one line a minute or so while they go on.
+    if (failures_++ % 300 == 0) {
+      util::log_warning(std::string("the event publisher waits: ") + e.what());
+    }
+  }
+  board_.publisher.beat(util::monotonic_ms());
+  save_cursor(/*now=*/false);
+  return more ? milliseconds(0) : every;
+}
+
+bool EventPublisher::work() {
+  if (!db_) {
+    db_ = std::make_unique<db::Connection>(
+        breakers_.attach(db::read_targets(config_.db)),
+        db::connection_options(config_.db, config_.worker.request_timeout_ms));
+  }
+  if (!nchan_) {
+    nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher,
+                                           milliseconds(config_.worker.request_timeout_ms));
+  }
+  db_->set_deadline(db::deadline_from_now(config_));
+  if (!board_.cursor_known.load()) resume();
+  publish_snapshots();
+  const bool more = publish_changes();
+  board_.last_round_unix_ms.store(util::unix_ms_now());
+  return more;
+}
+
+// Where the pool stopped (another process held the lease), else where the service stopped
+// (the cursor file), else the feed's end: a first start publishes what changes from now on.
+void EventPublisher::resume() {
+  std::optional<std::uint64_t> cursor;
+  if (!config_.worker.events_cursor_file.empty()) {
+    cursor = read_cursor_file(config_.worker.events_cursor_file);
+  }
+  if (!cursor) cursor = db::feed_end(*db_);
+  board_.cursor.store(*cursor);
+  board_.cursor_known.store(true);
+  saved_cursor_ = *cursor;
+  util::log_info("the event publisher starts after change " + std::to_string(*cursor));
+}
+
+void EventPublisher::publish_snapshots() {
+  for (const std::uint64_t id : board_.take_snapshot_requests()) {
+    const auto state = db::find_record_state(*db_, id);
+    // A change not published yet carries this state: it goes out with the feed, in order.
+    if (!state || state->seq > board_.cursor.load()) continue;
+    const auto channel = domain::record_channel(state->record.hash);
+    if (nchan_->record_messages(channel) != 0) continue;  // its newest message is its state
+    publish(state->record, state->seq, /*to_addresses=*/false);
+    board_.snapshots_published.fetch_add(1);
+  }
+}
+
+bool EventPublisher::publish_changes() {
+  const std::uint64_t cursor = board_.cursor.load();
+  const auto changes = db::read_feed(*db_, cursor, kBatch);
+  if (changes.empty() && !behind_logged_ && db::feed_end(*db_) < cursor) {
+    behind_logged_ = true;  // a replica behind, or a new database under an old cursor file
+    util::log_warning("the change feed ends before the event publisher's cursor (" +
+                      std::to_string(cursor) + "): waiting for it");
+  }
+  std::vector<std::uint64_t> seqs;
+  for (const auto& change : changes) seqs.push_back(change.seq);
+  const auto verdict = order_.publishable(cursor, seqs, FeedOrder::Clock::now());
+  if (verdict.passed_over > 0) {
+    board_.changes_passed_over.fetch_add(verdict.passed_over);
+    util::log_warning("the event publisher passed over " + std::to_string(verdict.passed_over) +
+                      " feed positions after " + std::to_string(cursor) +
+                      " (a hole that did not fill within events_gap_wait_ms, or changes trimmed "
+                      "before they were published)");
+  }
+  for (std::size_t i = 0; i < verdict.publish; ++i) {
+    // Stalled past the lease, another process publishes now: not both.
+    if (!board_.publisher.held_by(pid_)) return false;
+    if (changes[i].record) publish(*changes[i].record, changes[i].seq, /*to_addresses=*/true);
+    board_.cursor.store(changes[i].seq);
+    board_.changes_published.fetch_add(1);
+    board_.publisher.beat(util::monotonic_ms());
+  }
+  return changes.size() == kBatch && verdict.publish == changes.size();
+}
+
+void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t seq,
+                             bool to_addresses) {
+  rapidjson::StringBuffer buffer;
+  json::JsonWriter writer(buffer);
+  api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
+  const auto body = event_body({buffer.GetString(), buffer.GetSize()}, seq);
+  nchan_->publish_to_record(domain::record_channel(record.hash), body);
+  if (to_addresses) nchan_->publish_to_addresses(domain::address_channels(record), body);
+}
+
+void EventPublisher::save_cursor(bool now) {
+  const auto& path = config_.worker.events_cursor_file;
+  if (path.empty() || !board_.cursor_known.load()) return;
+  const std::uint64_t cursor = board_.cursor.load();
+  const std::int64_t at = util::monotonic_ms();
+  if (cursor == saved_cursor_ || (!now && at - saved_at_ms_ < kCursorFileEveryMs)) return;
+  try {
+    write_cursor_file(path, cursor);
+    saved_cursor_ = cursor;
+    saved_at_ms_ = at;
+  } catch (const std::exception& e) {
+    util::log_warning(std::string("the event publisher cannot keep its cursor: ") + e.what());
+    saved_at_ms_ = at;  // tried: again in a second, not at every round
+  }
+}
+
+}  // namespace connector::events

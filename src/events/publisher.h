@@ -1,0 +1,76 @@
+#pragma once
+// Publishes every change of history to nchan, from one process of the pool at a time (a lease
+// on the scoreboard, metrics/lease.h: another process takes over within kLease when its holder
+// stops; the master frees it at once when the holder exits).
+//
+// Every events_poll_ms the holder reads the change feed (db/change_feed.h) after its cursor from
+// the node's read server, in seq order (events/feed_order.h for holes), renders each changed
+// record as /v1/history/hash does and publishes it on the record's channel and then on its
+// addresses' (domain/event_channels.h, events/event_body.h), moving the cursor past each change
+// once both are published. The cursor lives in the scoreboard, so a process that takes over resumes
+// exactly there, and in events_cursor_file (at most a second behind, and at a clean stop) for a
+// restart of the service. A hung or lost database or nchan pauses it: it retries the same change
+// next round, and subscribers, held by nginx, are not touched.
+//
+// It also answers the snapshot requests of the worker threads (api/events.cpp): a record whose
+// channel holds no message (never changed since nginx started, or expired) gets its current
+// state published there, so that a new subscriber's first event is the record. Only this
+// thread publishes, so such a state never lands after a newer change of the same record.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "config/config.h"
+#include "db/background_loop.h"
+#include "db/connection.h"
+#include "db/reference_store.h"
+#include "domain/history.h"
+#include "events/feed_order.h"
+#include "events/nchan_client.h"
+#include "metrics/events_board.h"
+
+namespace connector::events {
+
+class EventPublisher {
+ public:
+  static constexpr std::chrono::milliseconds kLease{5000};
+  static constexpr std::uint32_t kBatch = 500;  // changes read per statement
+
+  EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
+                 db::ReferenceCache& reference, metrics::EventsBoard& board);
+  ~EventPublisher();
+  EventPublisher(const EventPublisher&) = delete;
+  EventPublisher& operator=(const EventPublisher&) = delete;
+
+  // Nothing when events_publisher is empty.
+  void start();
+  // Stops the thread; the holder writes its cursor file and frees the lease.
+  void stop();
+
+ private:
+  std::chrono::milliseconds round();
+  // Returns whether a whole batch was read (more may be waiting).
+  bool work();
+  void resume();
+  void publish_snapshots();
+  bool publish_changes();
+  void publish(const domain::HistoryRecord& record, std::uint64_t seq, bool to_addresses);
+  void save_cursor(bool now);
+
+  const config::Config& config_;
+  db::CircuitBreakers& breakers_;
+  db::ReferenceCache& reference_;
+  metrics::EventsBoard& board_;
+  const std::int32_t pid_;
+  const std::uint32_t generation_;
+  std::unique_ptr<db::Connection> db_;  // made and used on the loop's thread only
+  std::unique_ptr<NchanClient> nchan_;
+  FeedOrder order_;
+  unsigned failures_ = 0;
+  std::uint64_t saved_cursor_ = 0;
+  std::int64_t saved_at_ms_ = 0;
+  bool behind_logged_ = false;
+  db::BackgroundLoop loop_;
+};
+
+}  // namespace connector::events

@@ -1,0 +1,40 @@
+#pragma once
+// The event publisher's part of the scoreboard (src/events/publisher.h): its lease, how far it
+// has published, its counts, and the records whose current state a new subscriber waits for.
+// In shared memory, so another process that takes the lease over resumes where it stopped.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "metrics/lease.h"
+
+namespace connector::metrics {
+
+inline constexpr std::size_t kSnapshotRequestSlots = 64;
+
+struct EventsBoard {
+  Lease publisher;
+  // The last change (history_changes.seq) published; valid once cursor_known.
+  std::atomic<bool> cursor_known{false};
+  std::atomic<std::uint64_t> cursor{0};
+  std::atomic<std::uint64_t> changes_published{0};
+  std::atomic<std::uint64_t> snapshots_published{0};
+  std::atomic<std::uint64_t> publish_failures{0};
+  // Feed positions passed over: holes that did not fill in time, changes trimmed unpublished.
+  std::atomic<std::uint64_t> changes_passed_over{0};
+  std::atomic<std::int64_t> last_round_unix_ms{0};  // the publisher's last finished round
+  std::atomic<std::uint64_t> snapshot_requests_dropped{0};
+
+  // A subscriber waits for this record's current state (history.id); false, and counted, when
+  // every slot is taken (the subscriber then gets the record at its next change).
+  bool request_snapshot(std::uint64_t history_id);
+  // The publisher: the ids asked for since its last call, each slot freed.
+  std::vector<std::uint64_t> take_snapshot_requests();
+
+ private:
+  // history.id + 1 of a record asked for; 0: a free slot.
+  std::array<std::atomic<std::uint64_t>, kSnapshotRequestSlots> snapshot_requests_{};
+};
+
+}  // namespace connector::metrics
