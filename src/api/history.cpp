@@ -1,56 +1,83 @@
 // GET /v1/history: a page of transfers matching the filters, with exact totals.
+#include <array>
+#include <stdexcept>
+
 #include "api/endpoints.h"
 #include "api/params.h"
 #include "api/record_reference.h"
+#include "db/history_filters.h"
 #include "json/history_writer.h"
 
 namespace connector::api {
 namespace {
 
-// Checked in this order; the filters echoed in the answer in this order too, with their wire
-// names (the contract's).
-constexpr ParamSpec kParams[] = {
+// The page's parameters, then one per filter (db/history_filters.h): checked in this order, the
+// filters echoed in the answer in this order too, with their wire names (the contract's).
+constexpr ParamSpec kPageParams[] = {
     {"page_id", ParamKind::kUint64},
     {"page_size", ParamKind::kPageSize},
     {"order", ParamKind::kSortOrder},
-    {"source_deposit_address", ParamKind::kAddress, false, "source_deposit_address"},
-    {"source_sender", ParamKind::kAddress, false, "source_sender"},
-    {"source_blockchain", ParamKind::kSlug, false, "source_blockchain"},
-    {"source_asset_id", ParamKind::kUint64, false, "source_asset_id"},
-    {"source_tx_hash", ParamKind::kTxHash},
-    {"destination_address", ParamKind::kAddress, false, "destination_address"},
-    {"destination_blockchain", ParamKind::kSlug, false, "destination_blockchain"},
-    {"destination_asset_id", ParamKind::kUint64, false, "destination_asset_id"},
-    {"destination_tx_hash", ParamKind::kTxHash},
-    {"pair_id", ParamKind::kUint64, false, "pairId"},
-    {"status", ParamKind::kHistoryStatus, false, "status"},
 };
 
-std::optional<std::string> lower_address(const ValidParams& params, std::string_view name) {
-  const auto address = params.get<chain::Address>(name);
-  return address ? std::optional(address->lower()) : std::nullopt;
+// The validator of a filter's values.
+constexpr ParamKind param_kind(db::FilterKind kind) {
+  switch (kind) {
+    case db::FilterKind::kAddress:
+      return ParamKind::kAddress;
+    case db::FilterKind::kChain:
+      return ParamKind::kSlug;
+    case db::FilterKind::kId:
+      return ParamKind::kUint64;
+    case db::FilterKind::kTxHash:
+      return ParamKind::kTxHash;
+    case db::FilterKind::kStatus:
+      return ParamKind::kHistoryStatus;
+  }
+  throw std::logic_error("a filter kind without a parameter kind");
 }
 
-std::optional<std::uint16_t> chain_ref(const ValidParams& params, std::string_view name) {
-  const auto chain = params.get<const domain::Chain*>(name);
-  return chain ? std::optional((*chain)->ref) : std::nullopt;
+constexpr auto kParams = [] {
+  std::array<ParamSpec, std::size(kPageParams) + db::kHistoryFilterCount> params{};
+  std::size_t n = 0;
+  for (const auto& page : kPageParams) params[n++] = page;
+  for (const auto& f : db::kHistoryFilters) {
+    params[n++] = {f.param, param_kind(f.kind), /*required=*/false, f.echo};
+  }
+  return params;
+}();
+
+template <typename T, typename Bind>
+db::Param bound(const std::optional<T>& value, Bind bind) {
+  return value ? db::Param(bind(*value)) : db::Param();
+}
+
+// A filter's validated value as the statements bind it (db::FilterKind); NULL when absent.
+db::Param filter_value(const ValidParams& params, const db::HistoryFilterSpec& filter) {
+  const auto name = filter.param;
+  switch (filter.kind) {
+    case db::FilterKind::kAddress:
+      return bound(params.get<chain::Address>(name), [](const auto& a) { return a.lower(); });
+    case db::FilterKind::kChain:
+      return bound(params.get<const domain::Chain*>(name),
+                   [](const auto* chain) { return std::uint64_t{chain->ref}; });
+    case db::FilterKind::kId:
+      return bound(params.get<std::uint64_t>(name), [](auto id) { return id; });
+    case db::FilterKind::kTxHash:
+      return bound(params.get<std::string>(name), [](const auto& hash) { return hash; });
+    case db::FilterKind::kStatus:
+      return bound(params.get<domain::HistoryStatus>(name),
+                   [](auto status) { return std::string(domain::status_name(status)); });
+  }
+  throw std::logic_error("a filter kind without a value");
 }
 
 // The store's filters from the validated parameters.
-domain::HistoryFilter filter_of(const ValidParams& params) {
-  domain::HistoryFilter f;
-  f.source_deposit_address = lower_address(params, "source_deposit_address");
-  f.source_sender = lower_address(params, "source_sender");
-  f.source_chain = chain_ref(params, "source_blockchain");
-  f.source_asset_id = params.get<std::uint64_t>("source_asset_id");
-  f.source_tx_hash = params.get<std::string>("source_tx_hash");
-  f.destination_address = lower_address(params, "destination_address");
-  f.destination_chain = chain_ref(params, "destination_blockchain");
-  f.destination_asset_id = params.get<std::uint64_t>("destination_asset_id");
-  f.destination_tx_hash = params.get<std::string>("destination_tx_hash");
-  f.pair_id = params.get<std::uint64_t>("pair_id");
-  f.status = params.get<domain::HistoryStatus>("status");
-  return f;
+db::HistoryFilter filter_of(const ValidParams& params) {
+  db::HistoryFilter filter;
+  for (std::size_t i = 0; i < db::kHistoryFilterCount; ++i) {
+    filter.values[i] = filter_value(params, db::kHistoryFilters[i]);
+  }
+  return filter;
 }
 
 Answer history(const ValidParams& params, Services& services, json::JsonWriter& out) {

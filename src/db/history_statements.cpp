@@ -1,12 +1,13 @@
 #include "db/history_statements.h"
 
 #include <algorithm>
-#include <optional>
+#include <array>
+#include <cstddef>
+#include <span>
 
 namespace connector::db {
 namespace {
 
-using domain::HistoryFilter;
 using domain::HistoryRecord;
 
 // Chains and assets come from the reference snapshot when rendering: a record joins nothing.
@@ -34,98 +35,97 @@ constexpr Column<HistoryRecord> kRecordColumns[] = {
     field<&HistoryRecord::status_message>("h.status_message"),
 };
 
-template <typename T>
-Param param_of(const std::optional<T>& value) {
-  if (!value) return std::monostate{};
-  if constexpr (std::is_same_v<T, std::string>) {
-    return *value;
-  } else if constexpr (std::is_same_v<T, domain::HistoryStatus>) {
-    return std::string(domain::status_name(*value));
-  } else {
-    return static_cast<std::uint64_t>(*value);
+// history_counts' dimensions (sql/migrations/0002), kept by its triggers.
+constexpr std::string_view kCountedColumns[] = {"status",          "pair_id",
+                                                "source_chain",    "destination_chain",
+                                                "source_asset_id", "destination_asset_id"};
+
+constexpr bool listed(std::span<const std::string_view> list, std::string_view column) {
+  return std::find(list.begin(), list.end(), column) != list.end();
+}
+
+constexpr bool counted(std::size_t filter) {
+  return listed(kCountedColumns, kHistoryFilters[filter].column);
+}
+
+// The counters that count a path's driving column, else the index range.
+constexpr TotalSource total_of(std::string_view column) {
+  if (column.empty() || listed(kCountedColumns, column)) return TotalSource::kCounters;
+  if (listed(kCountedAddressColumns, column)) return TotalSource::kAddressCounters;
+  return TotalSource::kIndex;
+}
+
+constexpr std::size_t kStatusFilter = history_filter("status");
+constexpr std::size_t kNoFilter = kHistoryFilterCount;
+
+constexpr std::size_t count_paths() {
+  std::size_t paths = 1;  // the unfiltered list
+  for (const auto& f : kHistoryFilters) {
+    if (f.rank != 0) paths += f.status_index.empty() ? 1 : 2;
   }
+  return paths;
 }
 
-// A history column a filter names, and the filter's value (NULL when unused).
-struct FilterColumn {
-  std::string_view column;
-  Param (*value)(const HistoryFilter& filter);
-  bool counted;  // a dimension of history_counts
-};
+// The access paths, from the filters' driving indexes by rank: the (column, status) variant of
+// an index before the plain one, so it is taken whenever the status is set too; the unfiltered
+// list last.
+constexpr auto kPaths = [] {
+  std::array<std::size_t, kHistoryFilterCount> driving{};
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < kHistoryFilterCount; ++i) {
+    if (kHistoryFilters[i].rank != 0) driving[n++] = i;
+  }
+  std::sort(driving.begin(), driving.begin() + static_cast<std::ptrdiff_t>(n),
+            [](std::size_t a, std::size_t b) {
+              return kHistoryFilters[a].rank < kHistoryFilters[b].rank;
+            });
+  std::array<AccessPath, count_paths()> paths{};
+  std::size_t p = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& f = kHistoryFilters[driving[k]];
+    const TotalSource total = total_of(f.column);
+    if (!f.status_index.empty()) {
+      paths[p++] = {f.status_index, f.column, true, total, driving[k]};
+    }
+    paths[p++] = {f.index, f.column, false, total, driving[k]};
+  }
+  paths[p] = {"PRIMARY", "", false, TotalSource::kCounters, kNoFilter};
+  return paths;
+}();
 
-template <auto Member>
-Param filter_value(const HistoryFilter& filter) {
-  return param_of(filter.*Member);
-}
-
-constexpr FilterColumn kFilterColumns[] = {
-    {"source_deposit_address", filter_value<&HistoryFilter::source_deposit_address>, false},
-    {"source_sender", filter_value<&HistoryFilter::source_sender>, false},
-    {"source_chain", filter_value<&HistoryFilter::source_chain>, true},
-    {"source_asset_id", filter_value<&HistoryFilter::source_asset_id>, true},
-    {"source_tx_hash", filter_value<&HistoryFilter::source_tx_hash>, false},
-    {"destination_address", filter_value<&HistoryFilter::destination_address>, false},
-    {"destination_chain", filter_value<&HistoryFilter::destination_chain>, true},
-    {"destination_asset_id", filter_value<&HistoryFilter::destination_asset_id>, true},
-    {"destination_tx_hash", filter_value<&HistoryFilter::destination_tx_hash>, false},
-    {"pair_id", filter_value<&HistoryFilter::pair_id>, true},
-    {"status", filter_value<&HistoryFilter::status>, true},
-};
-
-// Most selective first: transaction hashes and addresses name a handful of records, a pair,
-// asset or chain many, a status a quarter of them. The (column, status) variant of an index
-// comes before the plain one, so it is taken whenever the status is set too.
-constexpr auto kCounters = TotalSource::kCounters;
-constexpr auto kAddressCounters = TotalSource::kAddressCounters;
-constexpr auto kIndex = TotalSource::kIndex;
-constexpr AccessPath kPaths[] = {
-    {"ix_history_source_tx_hash", "source_tx_hash", false, kIndex},
-    {"ix_history_destination_tx_hash", "destination_tx_hash", false, kIndex},
-    {"ix_history_source_deposit_address_status", "source_deposit_address", true, kAddressCounters},
-    {"ix_history_source_deposit_address", "source_deposit_address", false, kAddressCounters},
-    {"ix_history_destination_address_status", "destination_address", true, kAddressCounters},
-    {"ix_history_destination_address", "destination_address", false, kAddressCounters},
-    {"ix_history_source_sender_status", "source_sender", true, kAddressCounters},
-    {"ix_history_source_sender", "source_sender", false, kAddressCounters},
-    {"ix_history_pair_status", "pair_id", true, kCounters},
-    {"ix_history_pair", "pair_id", false, kCounters},
-    {"ix_history_source_asset", "source_asset_id", false, kCounters},
-    {"ix_history_destination_asset", "destination_asset_id", false, kCounters},
-    {"ix_history_source_chain_status", "source_chain", true, kCounters},
-    {"ix_history_source_chain", "source_chain", false, kCounters},
-    {"ix_history_destination_chain_status", "destination_chain", true, kCounters},
-    {"ix_history_destination_chain", "destination_chain", false, kCounters},
-    {"ix_history_status", "status", false, kCounters},
-    {"PRIMARY", "", false, kCounters},
-};
-
-// Every address path's counters are kept by history_address_counts, whose ENUM names them.
-constexpr bool address_counters_known() {
-  for (const auto& path : kPaths) {
-    if (path.total == kAddressCounters &&
-        std::find(std::begin(kCountedAddressColumns), std::end(kCountedAddressColumns),
-                  path.column) == std::end(kCountedAddressColumns)) {
+constexpr bool ranks_distinct() {
+  for (std::size_t i = 1; i < kPaths.size(); ++i) {
+    if (kPaths[i].filter != kPaths[i - 1].filter && kPaths[i].filter != kNoFilter &&
+        kHistoryFilters[kPaths[i].filter].rank == kHistoryFilters[kPaths[i - 1].filter].rank) {
       return false;
     }
   }
   return true;
 }
-static_assert(address_counters_known(),
-              "an address path that history_address_counts does not count");
+static_assert(ranks_distinct(), "two history filters with the same rank (db/history_filters.h)");
+
+// A total from history_counts cannot see a filter it does not count: every such filter drives
+// a path of its own, ahead of every path the counters total, so that it is never set on one.
+constexpr bool uncounted_filters_drive_first() {
+  for (std::size_t i = 0; i < kHistoryFilterCount; ++i) {
+    if (counted(i)) continue;
+    bool own_path = false;
+    for (const auto& path : kPaths) {
+      if (path.filter == i && !path.with_status) own_path = true;
+      if (path.total == TotalSource::kCounters && !own_path) return false;
+    }
+  }
+  return true;
+}
+static_assert(uncounted_filters_drive_first(),
+              "a history filter history_counts does not count must drive an index ranked before "
+              "every filter it counts (db/history_filters.h)");
+
 // The unfiltered list's deferred join skips its offset on the narrowest index in id order.
 constexpr std::string_view kNarrowIdIndex = "ix_history_id";
 
-const FilterColumn& filter_column(std::string_view column) {
-  return *std::find_if(std::begin(kFilterColumns), std::end(kFilterColumns),
-                       [&](const FilterColumn& c) { return c.column == column; });
-}
-
-bool is_set(std::string_view column, const HistoryFilter& filter) {
-  return !std::holds_alternative<std::monostate>(filter_column(column).value(filter));
-}
-
-bool drives(const AccessPath& path, std::string_view column) {
-  return column == path.column || (path.with_status && column == "status");
+bool drives(const AccessPath& path, std::size_t filter) {
+  return filter == path.filter || (path.with_status && filter == kStatusFilter);
 }
 
 // Which conditions a WHERE clause holds: the counters' dimensions (history_counts), or the
@@ -147,18 +147,18 @@ std::string where_clause(const AccessPath& path, const HistoryFilter* filter, Pa
     sql += sql.empty() ? " WHERE " : " AND ";
     sql += condition;
   };
-  for (const auto& c : kFilterColumns) {
-    if (counters || !drives(path, c.column)) continue;
-    add(std::string(c.column) + " = ?");
-    if (filter) params.push_back(c.value(*filter));
+  for (std::size_t i = 0; i < kHistoryFilterCount; ++i) {
+    if (counters || !drives(path, i)) continue;
+    add(std::string(kHistoryFilters[i].column) + " = ?");
+    if (filter) params.push_back(filter->values[i]);
   }
   if (which == Conditions::kDriving) return sql;
-  for (const auto& c : kFilterColumns) {
-    if (counters ? !c.counted : drives(path, c.column)) continue;
-    add("(? IS NULL OR " + std::string(c.column) + " = ?)");
+  for (std::size_t i = 0; i < kHistoryFilterCount; ++i) {
+    if (counters ? !counted(i) : drives(path, i)) continue;
+    add("(? IS NULL OR " + std::string(kHistoryFilters[i].column) + " = ?)");
     if (filter) {
-      params.push_back(c.value(*filter));
-      params.push_back(c.value(*filter));
+      params.push_back(filter->values[i]);
+      params.push_back(filter->values[i]);
     }
   }
   return sql;
@@ -178,9 +178,10 @@ const std::string& record_select_list() {
 
 // True when a filter is set that the path does not drive.
 bool has_residuals(const AccessPath& path, const HistoryFilter& filter) {
-  return std::any_of(
-      std::begin(kFilterColumns), std::end(kFilterColumns),
-      [&](const FilterColumn& c) { return !drives(path, c.column) && is_set(c.column, filter); });
+  for (std::size_t i = 0; i < kHistoryFilterCount; ++i) {
+    if (!drives(path, i) && filter.is_set(i)) return true;
+  }
+  return false;
 }
 
 Conditions index_conditions(bool residuals) {
@@ -194,7 +195,7 @@ HistoryStatement count_of(const AccessPath& path, const HistoryFilter* filter, b
     s.sql = "SELECT COALESCE(SUM(records), 0) FROM history_counts" +
             where_clause(path, filter, s.params, Conditions::kCounters);
   } else if (path.total == TotalSource::kAddressCounters && !residuals) {
-    // The driving values are the address, then the status (kFilterColumns' order).
+    // The driving values are the address, then the status (kHistoryFilters' order).
     where_clause(path, filter, s.params, Conditions::kDriving);
     s.sql =
         "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE address_column = '" +
@@ -239,12 +240,12 @@ std::span<const Column<HistoryRecord>> history_record_columns() { return kRecord
 
 const AccessPath& choose_access_path(const HistoryFilter& filter) {
   for (const auto& path : kPaths) {
-    if (path.column.empty()) return path;
-    if (is_set(path.column, filter) && (!path.with_status || is_set("status", filter))) {
+    if (path.filter == kNoFilter) return path;
+    if (filter.is_set(path.filter) && (!path.with_status || filter.is_set(kStatusFilter))) {
       return path;
     }
   }
-  return kPaths[std::size(kPaths) - 1];
+  return kPaths.back();
 }
 
 HistoryStatement count_statement(const AccessPath& path, const HistoryFilter& filter) {

@@ -6,12 +6,15 @@
 // condition, `(? IS NULL OR column = ?)`, present in every statement whether used or not. So
 // the SQL text depends only on the access path, the order and the page form, never on which
 // other filters are set: the number of statements a connection can prepare is fixed
-// (all_history_statements()).
+// (all_history_statements()). The filters and their indexes are the rows of
+// db/history_filters.h; the access paths are derived from them.
+#include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "db/history_filters.h"
 #include "db/statement.h"
 #include "domain/history.h"
 
@@ -36,10 +39,12 @@ struct AccessPath {
   std::string_view column;  // "" for the unfiltered list
   bool with_status;
   TotalSource total;
+  std::size_t filter;  // the driving filter's row in kHistoryFilters (kHistoryFilterCount: none)
 };
 
-// The path for these filters: the first of the table whose driving filters are all set.
-const AccessPath& choose_access_path(const domain::HistoryFilter& filter);
+// The path for these filters: the first, most selective first, whose driving filters are all
+// set.
+const AccessPath& choose_access_path(const HistoryFilter& filter);
 
 // A page is read directly near the start of a list, with the list's total as one more column
 // after the record's, and through a deferred join deeper down (its ids from the index alone,
@@ -51,8 +56,8 @@ struct HistoryStatement {
   Params params;  // a page statement's LIMIT and OFFSET come after these
 };
 
-HistoryStatement count_statement(const AccessPath& path, const domain::HistoryFilter& filter);
-HistoryStatement page_statement(const AccessPath& path, const domain::HistoryFilter& filter,
+HistoryStatement count_statement(const AccessPath& path, const HistoryFilter& filter);
+HistoryStatement page_statement(const AccessPath& path, const HistoryFilter& filter,
                                 domain::SortOrder order, PageForm form);
 // Every column of a record, read by the page and by-hash statements.
 std::span<const Column<domain::HistoryRecord>> history_record_columns();

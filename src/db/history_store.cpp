@@ -10,7 +10,6 @@
 namespace connector::db {
 namespace {
 
-using domain::HistoryFilter;
 using domain::HistoryRecord;
 
 std::uint64_t count(Connection& db, const AccessPath& path, const HistoryFilter& filter) {

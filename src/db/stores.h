@@ -17,7 +17,7 @@ namespace connector::db {
 class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
-  virtual HistoryPage find_page(const domain::HistoryFilter& filter, std::uint64_t page_id,
+  virtual HistoryPage find_page(const HistoryFilter& filter, std::uint64_t page_id,
                                 std::uint32_t page_size, domain::SortOrder order) = 0;
   virtual std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) = 0;
 };
@@ -39,8 +39,8 @@ class ReadinessCheck {
 class MariaDbHistoryStore final : public HistoryStore {
  public:
   explicit MariaDbHistoryStore(Connection& db) : db_(db) {}
-  HistoryPage find_page(const domain::HistoryFilter& filter, std::uint64_t page_id,
-                        std::uint32_t page_size, domain::SortOrder order) override {
+  HistoryPage find_page(const HistoryFilter& filter, std::uint64_t page_id, std::uint32_t page_size,
+                        domain::SortOrder order) override {
     return find_history_page(db_, filter, page_id, page_size, order);
   }
   std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) override {

@@ -1,5 +1,6 @@
 #pragma once
-// A history record as the store reads it, and the filters of /v1/history.
+// A history record as the store reads it, and the transfer states. (The filters of /v1/history
+// are db/history_filters.h.)
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -51,21 +52,6 @@ struct HistoryRecord {
   std::string source_amount, destination_amount, fee;
   HistoryStatus status = HistoryStatus::kDeposit;
   std::string status_message;  // empty when the nodes wrote none
-};
-
-// Validated filters; unset members are unused. Addresses and hashes match in any case.
-struct HistoryFilter {
-  std::optional<std::string> source_deposit_address;
-  std::optional<std::string> source_sender;
-  std::optional<std::uint16_t> source_chain;  // chains.id
-  std::optional<std::uint64_t> source_asset_id;
-  std::optional<std::string> source_tx_hash;
-  std::optional<std::string> destination_address;
-  std::optional<std::uint16_t> destination_chain;
-  std::optional<std::uint64_t> destination_asset_id;
-  std::optional<std::string> destination_tx_hash;
-  std::optional<std::uint64_t> pair_id;
-  std::optional<HistoryStatus> status;
 };
 
 }  // namespace connector::domain

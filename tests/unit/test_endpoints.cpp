@@ -15,6 +15,7 @@
 #include "api/router.h"
 #include "chain/address.h"
 #include "chain/bytes.h"
+#include "db/history_filters.h"
 #include "db/history_statements.h"
 #include "db/stores.h"
 
@@ -75,9 +76,9 @@ domain::HistoryRecord record() {
 }
 
 struct FakeHistory final : db::HistoryStore {
-  std::optional<domain::HistoryFilter> filter;
+  std::optional<db::HistoryFilter> filter;
   // One record: on page 0, and past the end of it an empty page.
-  db::HistoryPage find_page(const domain::HistoryFilter& f, std::uint64_t page_id, std::uint32_t,
+  db::HistoryPage find_page(const db::HistoryFilter& f, std::uint64_t page_id, std::uint32_t,
                             domain::SortOrder) override {
     filter = f;
     if (page_id > 0) return {1, {}};
@@ -190,9 +191,10 @@ BOOST_AUTO_TEST_CASE(history_with_filters) {
   BOOST_TEST(text(doc["destination_address"]) == address);  // echoed as sent
   // What the store was asked: typed, validated filters.
   BOOST_TEST_REQUIRE(history.filter.has_value());
-  BOOST_TEST((*history.filter->status == domain::HistoryStatus::kConfirmed));
-  BOOST_TEST(*history.filter->destination_address == "0x" + std::string(40, 'd'));
-  BOOST_TEST(!history.filter->pair_id.has_value());
+  const auto& filter = *history.filter;
+  BOOST_TEST((filter["status"] == db::Param(std::string("Confirmed"))));
+  BOOST_TEST((filter["destination_address"] == db::Param("0x" + std::string(40, 'd'))));
+  BOOST_TEST(!filter.is_set(db::history_filter("pair_id")));
 }
 
 BOOST_AUTO_TEST_CASE(empty_history_pages_are_not_for_nginx_to_store) {
@@ -269,21 +271,18 @@ BOOST_AUTO_TEST_CASE(readyz) {
 
 BOOST_AUTO_TEST_SUITE_END()
 
-// The fields of a history filter that are set (a filter added to domain::HistoryFilter is
-// counted here too, or the test below fails for it).
-int fields_set(const domain::HistoryFilter& f) {
-  return f.source_deposit_address.has_value() + f.source_sender.has_value() +
-         f.source_chain.has_value() + f.source_asset_id.has_value() + f.source_tx_hash.has_value() +
-         f.destination_address.has_value() + f.destination_chain.has_value() +
-         f.destination_asset_id.has_value() + f.destination_tx_hash.has_value() +
-         f.pair_id.has_value() + f.status.has_value();
+// How many filters of a history filter are set.
+int filters_set(const db::HistoryFilter& f) {
+  return static_cast<int>(std::count_if(f.values.begin(), f.values.end(), [](const db::Param& v) {
+    return !std::holds_alternative<std::monostate>(v);
+  }));
 }
 
 // Every filter of /v1/history's description reaches the store and its statements: a value for
-// it alone sets one field of the store's filter, and that value, as the store binds it, is the
-// only one bound in the page statement.
-// A row added to the table (src/api/history.cpp) without its field (filter_of) or its column
-// (db/history_statements.cpp kFilterColumns) fails here.
+// it alone sets its own row's value of the store's filter (db::kHistoryFilters) and no other,
+// and that value, as the row's kind binds it, is the only one bound in the page statement. And
+// the description has a parameter for every row. A kind whose parameter kind or binding
+// (api/history.cpp) is wrong fails here.
 BOOST_FIXTURE_TEST_CASE(every_described_history_filter_reaches_the_statements, Fixture) {
   using api::ParamKind;
   // A valid value of each kind, and how the statements bind it.
@@ -294,16 +293,19 @@ BOOST_FIXTURE_TEST_CASE(every_described_history_filter_reaches_the_statements, F
       {ParamKind::kSlug, {"unitiot", std::uint64_t{2}}},
       {ParamKind::kHistoryStatus, {"pending", std::string("Pending")}},
   };
-  int filters = 0;
+  std::size_t filters = 0;
   for (const auto& param : api::kHistoryEndpoint.params) {
     if (param.name == "page_id" || param.name == "page_size" || param.name == "order") continue;
+    const std::size_t row = db::history_filter(param.name);  // throws for a name without a row
+    BOOST_TEST(row == filters, param.name);                  // in the rows' order
     ++filters;
     history.filter.reset();
     const auto& [value, bound_as] = valid.at(param.kind);
     get("/v1/history", std::string(param.name) + "=" + value, api::kHistoryCacheControl);
     BOOST_TEST_REQUIRE(history.filter.has_value());
     const auto& f = *history.filter;
-    BOOST_TEST(fields_set(f) == 1, param.name);
+    BOOST_TEST(filters_set(f) == 1, param.name);
+    BOOST_TEST((f.values[row] == bound_as), param.name);
     const auto statement = db::page_statement(
         db::choose_access_path(f), f, domain::SortOrder::kDescending, db::PageForm::kDirect);
     const auto bound = std::count_if(statement.params.begin(), statement.params.end(),
@@ -314,5 +316,5 @@ BOOST_FIXTURE_TEST_CASE(every_described_history_filter_reaches_the_statements, F
     BOOST_TEST(bound_value >= 2, param.name);
     BOOST_TEST(bound == bound_value, param.name);
   }
-  BOOST_TEST(filters == 11);
+  BOOST_TEST(filters == db::kHistoryFilterCount);
 }

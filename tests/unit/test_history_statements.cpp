@@ -1,41 +1,52 @@
 // The fixed statement set of history reads (db/history_statements.h): every combination of the
-// eleven filters, in both orders and both page forms, maps into one set whose size does not
-// depend on what clients send, and each statement gets one value per placeholder.
+// filters (db/history_filters.h), in both orders and both page forms, maps into one set whose size
+// does not depend on what clients send, and each statement gets one value per placeholder.
 #define BOOST_TEST_MODULE history_statements
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
 #include <set>
 #include <string>
+#include <variant>
 
 #include "db/history_statements.h"
 
 using connector::db::choose_access_path;
 using connector::db::count_statement;
+using connector::db::FilterKind;
+using connector::db::HistoryFilter;
+using connector::db::kHistoryFilterCount;
+using connector::db::kHistoryFilters;
 using connector::db::page_statement;
 using connector::db::PageForm;
 using connector::db::Param;
-using connector::domain::HistoryFilter;
-using connector::domain::HistoryStatus;
 using connector::domain::SortOrder;
 
 namespace {
 
-// The filter with bit i of `mask` setting the i-th of the eleven filters.
+// A value of the i-th filter (db::kHistoryFilters), as its kind is bound.
+Param sample(std::size_t i) {
+  const char digit = static_cast<char>('a' + i % 6);
+  switch (kHistoryFilters[i].kind) {
+    case FilterKind::kAddress:
+      return "0x" + std::string(40, digit);
+    case FilterKind::kTxHash:
+      return "0x" + std::string(64, digit);
+    case FilterKind::kChain:
+    case FilterKind::kId:
+      return std::uint64_t{i + 1};
+    case FilterKind::kStatus:
+      return std::string("Confirmed");
+  }
+  return {};
+}
+
+// The filter with bit i of `mask` setting the i-th filter.
 HistoryFilter filter_of(unsigned mask) {
   HistoryFilter f;
-  auto on = [mask](int bit) { return (mask >> bit) & 1u; };
-  if (on(0)) f.source_deposit_address = "0x" + std::string(40, 'a');
-  if (on(1)) f.source_sender = "0x" + std::string(40, 'b');
-  if (on(2)) f.source_chain = 1;
-  if (on(3)) f.source_asset_id = 3;
-  if (on(4)) f.source_tx_hash = "0x" + std::string(64, 'c');
-  if (on(5)) f.destination_address = "0x" + std::string(40, 'd');
-  if (on(6)) f.destination_chain = 2;
-  if (on(7)) f.destination_asset_id = 6;
-  if (on(8)) f.destination_tx_hash = "0x" + std::string(64, 'e');
-  if (on(9)) f.pair_id = 2;
-  if (on(10)) f.status = HistoryStatus::kConfirmed;
+  for (std::size_t i = 0; i < kHistoryFilterCount; ++i) {
+    if ((mask >> i) & 1u) f.values[i] = sample(i);
+  }
   return f;
 }
 
@@ -54,7 +65,7 @@ BOOST_AUTO_TEST_CASE(every_filter_combination_maps_into_the_fixed_set) {
   // counters without residuals and on the index with them; the counters' sum; by hash.
   BOOST_TEST(all.size() == 162u);
   std::set<std::string> used;
-  for (unsigned mask = 0; mask < (1u << 11); ++mask) {
+  for (unsigned mask = 0; mask < (1u << kHistoryFilterCount); ++mask) {
     const HistoryFilter filter = filter_of(mask);
     const auto& path = choose_access_path(filter);
     const auto count = count_statement(path, filter);
@@ -78,27 +89,27 @@ BOOST_AUTO_TEST_CASE(every_filter_combination_maps_into_the_fixed_set) {
 BOOST_AUTO_TEST_CASE(the_most_selective_filter_drives_the_index) {
   HistoryFilter f;
   BOOST_TEST(choose_access_path(f).index == "PRIMARY");
-  f.status = HistoryStatus::kPending;
+  f["status"] = std::string("Pending");
   BOOST_TEST(choose_access_path(f).index == "ix_history_status");
-  f.source_chain = 1;
+  f["source_blockchain"] = std::uint64_t{1};
   BOOST_TEST(choose_access_path(f).index == "ix_history_source_chain_status");
-  f.pair_id = 2;
+  f["pair_id"] = std::uint64_t{2};
   BOOST_TEST(choose_access_path(f).index == "ix_history_pair_status");
-  f.status.reset();
+  f["status"] = std::monostate{};
   BOOST_TEST(choose_access_path(f).index == "ix_history_pair");
-  f.destination_address = "0x" + std::string(40, 'd');
+  f["destination_address"] = "0x" + std::string(40, 'd');
   BOOST_TEST(choose_access_path(f).index == "ix_history_destination_address");
-  f.status = HistoryStatus::kError;
+  f["status"] = std::string("Error");
   BOOST_TEST(choose_access_path(f).index == "ix_history_destination_address_status");
-  f.destination_tx_hash = "0x" + std::string(64, 'e');
+  f["destination_tx_hash"] = "0x" + std::string(64, 'e');
   BOOST_TEST(choose_access_path(f).index == "ix_history_destination_tx_hash");
 }
 
 BOOST_AUTO_TEST_CASE(driving_values_come_first_then_each_residual_twice_in_column_order) {
   HistoryFilter f;
-  f.destination_address = "0xdd";
-  f.status = HistoryStatus::kError;
-  f.pair_id = 4;
+  f["destination_address"] = std::string("0xdd");
+  f["status"] = std::string("Error");
+  f["pair_id"] = std::uint64_t{4};
   const auto& path = choose_access_path(f);
   const auto page = page_statement(path, f, SortOrder::kDescending, PageForm::kDirect);
   BOOST_TEST(page.sql.find("FORCE INDEX (ix_history_destination_address_status) WHERE "
@@ -123,21 +134,21 @@ BOOST_AUTO_TEST_CASE(driving_values_come_first_then_each_residual_twice_in_colum
 
 BOOST_AUTO_TEST_CASE(an_address_alone_is_counted_by_its_counters_another_filter_on_its_index) {
   HistoryFilter f;
-  f.destination_address = "0xdd";
+  f["destination_address"] = std::string("0xdd");
   const auto alone = count_statement(choose_access_path(f), f);
   BOOST_TEST(alone.sql ==
              "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE "
              "address_column = 'destination_address' AND address = ?");
   BOOST_TEST((alone.params == connector::db::Params{std::string("0xdd")}));
-  f.status = HistoryStatus::kError;
+  f["status"] = std::string("Error");
   const auto with_status = count_statement(choose_access_path(f), f);
   BOOST_TEST(with_status.sql ==
              "SELECT COALESCE(SUM(records), 0) FROM history_address_counts WHERE "
              "address_column = 'destination_address' AND address = ? AND status = ?");
   BOOST_TEST(
       (with_status.params == connector::db::Params{std::string("0xdd"), std::string("Error")}));
-  f.status.reset();
-  f.pair_id = 3;
+  f["status"] = std::monostate{};
+  f["pair_id"] = std::uint64_t{3};
   const auto with_pair = count_statement(choose_access_path(f), f);
   BOOST_TEST(with_pair.sql.rfind("SELECT COUNT(*) FROM history FORCE INDEX "
                                  "(ix_history_destination_address) WHERE destination_address = ?",
@@ -148,13 +159,14 @@ BOOST_AUTO_TEST_CASE(an_address_alone_is_counted_by_its_counters_another_filter_
 
 BOOST_AUTO_TEST_CASE(coarse_filters_are_counted_from_the_counters_fine_ones_on_their_index) {
   HistoryFilter f;
-  f.pair_id = 1;
-  f.status = HistoryStatus::kPending;
+  f["pair_id"] = std::uint64_t{1};
+  f["status"] = std::string("Pending");
   const auto coarse = count_statement(choose_access_path(f), f);
   BOOST_TEST(coarse.sql.rfind("SELECT COALESCE(SUM(records), 0) FROM history_counts WHERE", 0) ==
              0u);
   BOOST_TEST(coarse.params.size() == 12u);  // six dimensions, each residual
-  f.source_sender = "0xbb";  // with a pair: the sender's index range, not its counters
+  f["source_sender"] =
+      std::string("0xbb");  // with a pair: the sender's index range, not its counters
   const auto fine = count_statement(choose_access_path(f), f);
   BOOST_TEST(fine.sql.rfind("SELECT COUNT(*) FROM history FORCE INDEX "
                             "(ix_history_source_sender_status) WHERE source_sender = ?",
