@@ -3,6 +3,7 @@
 // change; a reconnection (Last-Event-ID) gets the channel's recent buffer again.
 #include "api/event_stream.h"
 #include "api/params.h"
+#include "chain/address.h"
 #include "domain/event_channels.h"
 
 namespace connector::api {
@@ -13,7 +14,7 @@ constexpr ParamSpec kParams[] = {{"address", ParamKind::kAddress, /*required=*/t
 Answer history_events(const ValidParams& params, Services& services, json::JsonWriter&) {
   require_events(services);
   return event_stream(services, "address",
-                      domain::address_channel(*params.get<std::string>("address")));
+                      domain::address_channel(params.get<chain::Address>("address")->lower()));
 }
 
 }  // namespace
