@@ -1,6 +1,6 @@
 // Prints the endpoint descriptions (api::kEndpoints) as JSON, for the tests that hold them to
 // docs/openapi.yaml and nginx's cache rules and that drive every parameter with hostile values:
-// {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none),
+// {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none), "event_stream",
 //                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
 //  "page_size": {"default", "max"}, "statuses": [...]}.
 // A parameter's kind is named here for the tests' sample values of each kind
@@ -78,6 +78,8 @@ int main() {
     string(w, e->cache.cache_control);
     w.Key("final_cache_control");
     string(w, e->cache.final_cache_control);
+    w.Key("event_stream");
+    w.Bool(e->body == api::EndpointSpec::Body::kEventStream);
     w.Key("params");
     w.StartArray();
     for (const auto& p : e->params) write_param(w, p);

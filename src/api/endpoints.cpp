@@ -5,8 +5,8 @@
 namespace connector::api {
 
 EndpointSpec::EndpointSpec(std::string_view path, std::span<const ParamSpec> params,
-                           CachePolicy cache, Handler handler)
-    : path(path), params(params), cache(cache), handler(handler) {
+                           CachePolicy cache, Handler handler, Body body)
+    : path(path), params(params), cache(cache), handler(handler), body(body) {
   for (const auto& param : params) names.push_back(param.name);
 }
 

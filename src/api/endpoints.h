@@ -96,12 +96,17 @@ using Handler = Answer (*)(const ValidParams& params, Services& services, json::
 // its handler, which gets the parameters validated. The router,
 // the metrics labels, the unknown-parameter rule and the tests derive from these.
 struct EndpointSpec {
+  // What a 200 is: a JSON document (with ETag, 304, nginx's cache), or an event stream that
+  // nchan serves after the worker's hand-over (Answer::kEventStream, never cached).
+  enum class Body : std::uint8_t { kJson, kEventStream };
+
   EndpointSpec(std::string_view path, std::span<const ParamSpec> params, CachePolicy cache,
-               Handler handler);
+               Handler handler, Body body = Body::kJson);
   std::string_view path;
   std::span<const ParamSpec> params;
   CachePolicy cache;
   Handler handler;
+  Body body;
   std::vector<std::string_view> names;  // the parameters' names (http::QueryParams takes them)
 };
 

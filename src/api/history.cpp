@@ -95,7 +95,8 @@ Answer history(const ValidParams& params, Services& services, json::JsonWriter& 
   json::member_as_string(out, "total_history", page.total);
   json::key(out, "list");
   out.StartArray();
-  const auto reference = reference_covering(services.reference, services.deadline, params.reference(), page.records);
+  const auto reference =
+      reference_covering(services.reference, services.deadline, params.reference(), page.records);
   for (const auto& record : page.records) {
     json::write_history_record(out, record, *reference, /*with_status_message=*/false);
   }

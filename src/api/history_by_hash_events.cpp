@@ -22,6 +22,7 @@ Answer history_by_hash_events(const ValidParams& params, Services& services, jso
 }  // namespace
 
 const EndpointSpec kHistoryByHashEventsEndpoint("/v1/history/hash/events", kParams,
-                                                kEventStreamCacheControl, history_by_hash_events);
+                                                kEventStreamCacheControl, history_by_hash_events,
+                                                EndpointSpec::Body::kEventStream);
 
 }  // namespace connector::api

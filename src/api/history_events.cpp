@@ -20,6 +20,6 @@ Answer history_events(const ValidParams& params, Services& services, json::JsonW
 }  // namespace
 
 const EndpointSpec kHistoryEventsEndpoint("/v1/history/events", kParams, kEventStreamCacheControl,
-                                          history_events);
+                                          history_events, EndpointSpec::Body::kEventStream);
 
 }  // namespace connector::api

@@ -99,6 +99,9 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
   const Answer answer = endpoint.handler(params, services_, writer);
+  if ((answer == Answer::kEventStream) != (endpoint.body == EndpointSpec::Body::kEventStream)) {
+    throw std::logic_error(std::string(endpoint.path) + ": an answer its description has not");
+  }
   if (answer == Answer::kEventStream) {
     outcome.extra_headers = "X-Accel-Redirect: " + services_.event_stream + "\r\n";
     outcome.cache_control = endpoint.cache.cache_control;

@@ -5,51 +5,18 @@
 #include <string>
 #include <string_view>
 
+#include "metrics/events_exposition.h"
+#include "metrics/prometheus_text.h"
 #include "net/fcgi_screen.h"
 #include "util/clock.h"
 
 namespace connector::metrics {
 namespace {
 
-void put(rapidjson::StringBuffer& out, std::string_view text) {
-  for (char c : text) out.Put(c);
-}
-
-void put_number(rapidjson::StringBuffer& out, std::uint64_t value) {
-  put(out, std::to_string(value));
-}
-
-void header(rapidjson::StringBuffer& out, std::string_view name, std::string_view type,
-            std::string_view help) {
-  put(out, "# HELP ");
-  put(out, name);
-  put(out, " ");
-  put(out, help);
-  put(out, "\n# TYPE ");
-  put(out, name);
-  put(out, " ");
-  put(out, type);
-  put(out, "\n");
-}
-
-void sample(rapidjson::StringBuffer& out, std::string_view name, std::string_view labels,
-            std::uint64_t value) {
-  put(out, name);
-  if (!labels.empty()) {
-    put(out, "{");
-    put(out, labels);
-    put(out, "}");
-  }
-  put(out, " ");
-  put_number(out, value);
-  put(out, "\n");
-}
-
-void single(rapidjson::StringBuffer& out, std::string_view name, std::string_view type,
-            std::string_view help, std::uint64_t value) {
-  header(out, name, type, help);
-  sample(out, name, {}, value);
-}
+using prometheus_text::header;
+using prometheus_text::put;
+using prometheus_text::sample;
+using prometheus_text::single;
 
 std::string endpoint_label(EndpointLabels labels, std::size_t endpoint) {
   return "endpoint=\"" + std::string(labels[endpoint]) + "\"";
@@ -242,6 +209,7 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers serv
   write_db_server_metrics(b, servers, now_unix_ms, out);
   single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
+  write_events_metrics(b.events, out);
 }
 
 namespace {
@@ -352,6 +320,8 @@ void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
   write_pool_counts(b, w);
   w.Key("db_servers");
   write_db_servers(b, servers, w);
+  w.Key("events");
+  write_events_status(b.events, w);
   w.Key("process_list");
   w.StartArray();
   for (const auto& slot : b.processes) {

@@ -1,0 +1,49 @@
+#include "metrics/events_exposition.h"
+
+#include "metrics/prometheus_text.h"
+
+namespace connector::metrics {
+
+using prometheus_text::single;
+
+void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
+  single(out, "connector_events_changes_published_total", "counter",
+         "Changes of history published to the event channels.", e.changes_published.load());
+  single(out, "connector_events_snapshots_published_total", "counter",
+         "Records' current states published for a new subscriber.", e.snapshots_published.load());
+  single(out, "connector_events_publish_failures_total", "counter",
+         "Publisher rounds that failed (database or nchan); the next retries.",
+         e.publish_failures.load());
+  single(out, "connector_events_changes_passed_over_total", "counter",
+         "Feed positions passed over unpublished: holes that did not fill in time, or trimmed.",
+         e.changes_passed_over.load());
+  single(out, "connector_events_snapshot_requests_dropped_total", "counter",
+         "Snapshot requests that found every slot taken.", e.snapshot_requests_dropped.load());
+  single(out, "connector_events_cursor", "gauge", "The last change (feed seq) published.",
+         e.cursor.load());
+}
+
+void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  w.StartObject();
+  w.Key("publisher_pid");
+  w.Int(e.publisher.pid.load());
+  w.Key("cursor");
+  if (e.cursor_known.load()) {
+    w.Uint64(e.cursor.load());
+  } else {
+    w.Null();
+  }
+  w.Key("last_round_unix_ms");
+  w.Int64(e.last_round_unix_ms.load());
+  w.Key("changes_published");
+  w.Uint64(e.changes_published.load());
+  w.Key("snapshots_published");
+  w.Uint64(e.snapshots_published.load());
+  w.Key("publish_failures");
+  w.Uint64(e.publish_failures.load());
+  w.Key("changes_passed_over");
+  w.Uint64(e.changes_passed_over.load());
+  w.EndObject();
+}
+
+}  // namespace connector::metrics

@@ -1,0 +1,319 @@
+"""Server-sent events (issue 25, docs/events.md): the real stack with the events drop-ins (nginx
+with nchan), the worker publishing the change feed (sql/migrations/0006) to it, and subscribers
+that read the raw EventSource stream the way a browser parses it (test_cors_browser.py has a real
+Chromium): the record first, every change after it in order and exactly once, each event's data
+the bytes /v1/history/hash answers at that moment and its id the change feed's seq."""
+
+import hashlib
+import os
+import signal
+import socket
+import threading
+import time
+import unittest
+from itertools import count
+
+from fixture import Fixture
+from harness import Stack, await_true
+
+fixture = Fixture()
+stack = None
+_next_id = count(700001)
+
+
+def setUpModule():
+    global stack
+    stack = Stack(fixture=fixture.path, events=True)
+
+
+def tearDownModule():
+    stack.stop()
+
+
+class Subscriber:
+    """One EventSource connection through nginx, read on a thread of its own and parsed as the
+    EventSource grammar says (a line ends at CRLF, LF or a lone CR; `id` is the last one given
+    in an event): events holds (id, data bytes) in arrival order."""
+
+    def __init__(self, target, last_event_id=None, origin=None):
+        self.events = []
+        self.head = b""
+        self.status = None
+        self._sock = socket.create_connection(("127.0.0.1", stack.port), timeout=30)
+        lines = [f"GET {target} HTTP/1.1", "Host: localhost", "Accept: text/event-stream"]
+        if last_event_id is not None:
+            lines.append(f"Last-Event-ID: {last_event_id}")
+        if origin is not None:
+            lines.append(f"Origin: {origin}")
+        self._sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+        await_true(lambda: self.status is not None, what=f"the answer to {target}")
+
+    def _read(self):
+        buffer = b""
+        try:
+            while b"\r\n\r\n" not in buffer:
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    self.status = 0
+                    return
+                buffer += chunk
+            self.head, buffer = buffer.split(b"\r\n\r\n", 1)
+            self.status = int(self.head.split(b" ", 2)[1])
+            if b"chunked" in self.head.lower():
+                self._parse_chunked(buffer)
+                return
+            # nchan's stream: no length, no chunks, the body until the connection closes.
+            while True:
+                buffer = self._parse_events(buffer)
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    return
+                buffer += chunk
+        except OSError:
+            pass
+
+    def _parse_chunked(self, buffer):
+        stream = b""
+        while True:
+            while b"\r\n" not in buffer:
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    return
+                buffer += chunk
+            size_line, buffer = buffer.split(b"\r\n", 1)
+            size = int(size_line.split(b";")[0], 16)
+            if size == 0:
+                return
+            while len(buffer) < size + 2:
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    return
+                buffer += chunk
+            stream += buffer[:size]
+            buffer = buffer[size + 2:]
+            stream = self._parse_events(stream)
+
+    def _parse_events(self, stream):
+        # Events end at a blank line; within one, lines end at CRLF, LF or CR.
+        while True:
+            ends = [i for i in (stream.find(b"\n\n"), stream.find(b"\r\n\r\n")) if i >= 0]
+            if not ends:
+                return stream
+            end = min(ends)
+            block, stream = stream[:end], stream[end:].lstrip(b"\r\n")
+            event_id, data = None, []
+            for line in block.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
+                field, _, value = line.partition(b":")
+                value = value[1:] if value.startswith(b" ") else value
+                if field == b"id":
+                    event_id = value.decode()
+                elif field == b"data":
+                    data.append(value)
+            if data:
+                self.events.append((event_id, b"\n".join(data)))
+
+    def wait_events(self, n, seconds=10):
+        await_true(lambda: len(self.events) >= n, seconds=seconds,
+                   what=f"{n} events (have {self.events})")
+        return self.events[:n]
+
+    def close(self):
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+
+
+def by_hash(record_hash):
+    response = stack.get(f"/v1/history/hash?hash={record_hash}")
+    assert response.status == 200, response
+    return response.body
+
+
+def newest_seq(history_id):
+    return stack.sql(f"SELECT MAX(seq) FROM history_changes WHERE history_id = {history_id}")[0][0]
+
+
+def new_record(source_id):
+    """A copy of history row source_id under a new id and hash (the same addresses): an insert
+    the feed records. Returns (id, hash)."""
+    new_id = next(_next_id)
+    new_hash = hashlib.sha256(f"events-{new_id}".encode()).hexdigest()
+    stack.copy_history_row(source_id, new_id, new_hash)
+    return new_id, new_hash
+
+
+def record_in_flight():
+    """A record that is not final yet, and so may still change: (id, hash, deposit address)."""
+    row = stack.sql("SELECT id, hash, source_deposit_address FROM history "
+                    "WHERE status IN ('Deposit', 'Pending') ORDER BY id LIMIT 1")[0]
+    return int(row[0]), row[1], row[2]
+
+
+def wait_published(seq):
+    """Until the publisher has published the feed up to seq: what it sent for a change is the
+    record as it was then, so a test changes a record again only after that."""
+    await_true(lambda: (stack.worker_status()["events"]["cursor"] or 0) >= int(seq),
+               what=f"the publisher past change {seq}")
+
+
+def publisher_pid():
+    return stack.worker_status()["events"]["publisher_pid"]
+
+
+class RecordEvents(unittest.TestCase):
+    def test_the_record_first_then_each_change_as_by_hash_answers_it(self):
+        history_id, record_hash = new_record(1)
+        subscriber = Subscriber(f"/v1/history/hash/events?hash=0x{record_hash.upper()}")
+        try:
+            self.assertEqual(subscriber.status, 200)
+            self.assertIn(b"content-type: text/event-stream", subscriber.head.lower())
+            first = subscriber.wait_events(1)[0]
+            self.assertEqual(first, (newest_seq(history_id), by_hash(record_hash)))
+            changes = []
+            for status in ("Pending", "Confirmed"):
+                stack.sql(f"UPDATE history SET status = '{status}' WHERE id = {history_id}")
+                changes.append((newest_seq(history_id), by_hash(record_hash)))
+                wait_published(changes[-1][0])
+            self.assertEqual(subscriber.wait_events(3), [first] + changes)
+            self.assertIn(b'"status":"Confirmed"', changes[-1][1])
+            # An update that changes nothing shown is no change.
+            stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
+            time.sleep(1)
+            self.assertEqual(len(subscriber.events), 3)
+        finally:
+            subscriber.close()
+
+    def test_a_second_subscriber_gets_the_newest_state_once(self):
+        history_id, record_hash = new_record(2)
+        stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
+        expected = (newest_seq(history_id), by_hash(record_hash))
+        wait_published(expected[0])
+        first = Subscriber(f"/v1/history/hash/events?hash={record_hash}")
+        try:
+            self.assertEqual(first.wait_events(1), [expected])
+            second = Subscriber(f"/v1/history/hash/events?hash={record_hash}")
+            try:
+                self.assertEqual(second.wait_events(1), [expected])
+                time.sleep(1)  # nothing republished to the first for the second's sake
+                self.assertEqual(first.events, [expected])
+                self.assertEqual(second.events, [expected])
+            finally:
+                second.close()
+        finally:
+            first.close()
+
+
+class AddressEvents(unittest.TestCase):
+    def test_nothing_until_the_next_change_then_each_record_of_the_address(self):
+        _, _, address = record_in_flight()
+        source = int(stack.sql(f"SELECT MIN(id) FROM history "
+                               f"WHERE source_deposit_address = '{address}'")[0][0])
+        subscriber = Subscriber(f"/v1/history/events?address={address.lower()}")
+        try:
+            self.assertEqual(subscriber.status, 200)
+            time.sleep(1)
+            self.assertEqual(subscriber.events, [])
+            expected = []
+            for _ in range(3):
+                history_id, record_hash = new_record(source)
+                expected.append((newest_seq(history_id), by_hash(record_hash)))
+            self.assertEqual(subscriber.wait_events(3), expected)
+        finally:
+            subscriber.close()
+
+    def test_a_reconnection_gets_the_recent_events_again_and_so_what_it_missed(self):
+        _, _, address = record_in_flight()
+        source = int(stack.sql(f"SELECT MIN(id) FROM history "
+                               f"WHERE source_deposit_address = '{address}'")[0][0])
+        subscriber = Subscriber(f"/v1/history/events?address={address}")
+        try:
+            new_record(source)
+            seen = subscriber.wait_events(1)[0]
+        finally:
+            subscriber.close()
+        missed = []
+        for _ in range(2):
+            history_id, record_hash = new_record(source)
+            missed.append((newest_seq(history_id), by_hash(record_hash)))
+        again = Subscriber(f"/v1/history/events?address={address}", last_event_id=seen[0])
+        try:
+            await_true(lambda: missed[-1] in again.events, what="the missed events")
+            after = [e for e in again.events if int(e[0]) > int(seen[0])]
+            self.assertEqual(after, missed)
+            self.assertIn(seen, again.events)  # the buffer again: the client passes over it
+        finally:
+            again.close()
+
+
+class Validation(unittest.TestCase):
+    def test_bad_parameters_are_the_usual_json_errors(self):
+        cases = [
+            ("/v1/history/hash/events", 400, "missing_parameter"),
+            ("/v1/history/hash/events?hash=zz", 400, "invalid_parameter"),
+            ("/v1/history/hash/events?hash=" + "a" * 64 + "&hash=" + "a" * 64, 400,
+             "duplicate_parameter"),
+            ("/v1/history/hash/events?hash=" + "0" * 64, 404, "not_found"),
+            ("/v1/history/events", 400, "missing_parameter"),
+            ("/v1/history/events?address=0x12", 400, "invalid_parameter"),
+        ]
+        for target, status, code in cases:
+            response = stack.get(target, headers={"Accept": "text/event-stream"})
+            self.assertEqual((response.status, response.json()["error"]["code"]), (status, code),
+                             target)
+            self.assertEqual(response.headers["Cache-Control"], "no-store", target)
+
+    def test_a_stream_sends_cors_once(self):
+        _, record_hash, _ = record_in_flight()
+        subscriber = Subscriber(f"/v1/history/hash/events?hash={record_hash}",
+                                origin="https://wallet.example")
+        try:
+            head = subscriber.head.decode().lower()
+            self.assertEqual(head.count("access-control-allow-origin: *"), 1, head)
+            self.assertNotIn("access-control-allow-credentials", head)
+        finally:
+            subscriber.close()
+
+
+class Publisher(unittest.TestCase):
+    def test_killed_publisher_and_hung_database_lose_and_repeat_nothing(self):
+        _, _, address = record_in_flight()
+        source = int(stack.sql(f"SELECT MIN(id) FROM history "
+                               f"WHERE source_deposit_address = '{address}'")[0][0])
+        subscriber = Subscriber(f"/v1/history/events?address={address}")
+        expected = []
+
+        def write(n):
+            for _ in range(n):
+                history_id, _ = new_record(source)
+                expected.append(newest_seq(history_id))
+                time.sleep(0.05)
+
+        try:
+            write(5)
+            subscriber.wait_events(len(expected))
+            old = publisher_pid()
+            os.kill(old, signal.SIGKILL)
+            write(5)
+            await_true(lambda: publisher_pid() not in (0, old), seconds=20,
+                       what="another process publishing")
+            write(5)
+            mariadb = int((stack.db_dir / "mysqld.pid").read_text())
+            os.kill(mariadb, signal.SIGSTOP)
+            try:
+                time.sleep(3)  # the publisher waits on it; the stream stays open
+            finally:
+                os.kill(mariadb, signal.SIGCONT)
+            write(5)
+            subscriber.wait_events(len(expected), seconds=20)
+            time.sleep(1)
+            self.assertEqual([e[0] for e in subscriber.events], expected)
+        finally:
+            subscriber.close()
+
+
+if __name__ == "__main__":
+    unittest.main()
