@@ -66,6 +66,10 @@ const char* const kAllKeysFile =
     "threads = 3\n"
     "reference_refresh_ms = 250\n"
     "new_accounts_per_minute = 30\n"
+    "events_publisher = /run/connector-events/publish.sock\n"
+    "events_poll_ms = 50\n"
+    "events_gap_wait_ms = 500\n"
+    "events_cursor_file = /var/lib/connector/events-cursor\n"
     "db_socket = /run/mysqld/mysqld.sock\n"
     "db_host = db.internal\n"
     "db_port = 3307\n"
@@ -187,6 +191,10 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_THREADS",
       "CONNECTOR_REFERENCE_REFRESH_MS",
       "CONNECTOR_NEW_ACCOUNTS_PER_MINUTE",
+      "CONNECTOR_EVENTS_PUBLISHER",
+      "CONNECTOR_EVENTS_POLL_MS",
+      "CONNECTOR_EVENTS_GAP_WAIT_MS",
+      "CONNECTOR_EVENTS_CURSOR_FILE",
       "CONNECTOR_DB_SOCKET",
       "CONNECTOR_DB_HOST",
       "CONNECTOR_DB_PORT",
@@ -375,6 +383,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "max_requests=1000 request_timeout_ms=1500 slow_request_ms=200 "
              "access_log=/var/log/connector/access.log shutdown_timeout_s=9 "
              "reference_refresh_ms=250 new_accounts_per_minute=30 "
+             "events_publisher=/run/connector-events/publish.sock events_poll_ms=50 "
+             "events_gap_wait_ms=500 events_cursor_file=/var/lib/connector/events-cursor "
              "db_socket=/run/mysqld/mysqld.sock db_host=db.internal db_port=3307 "
              "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
              "db_password=(set) db_write_user=writer db_write_password=(set) "
@@ -387,7 +397,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
       "fcgi_read_timeout_ms=5000 listen_allow_any=no fcgi_max_params_bytes=65536 processes=2 "
       "threads=8 max_requests=0 request_timeout_ms=3000 slow_request_ms=1000 "
       "access_log=stderr shutdown_timeout_s=30 reference_refresh_ms=1000 "
-      "new_accounts_per_minute=300 db_socket=(none) db_host=127.0.0.1 db_port=3306 "
+      "new_accounts_per_minute=300 events_publisher=(none) events_poll_ms=200 "
+      "events_gap_wait_ms=2000 events_cursor_file=(none) db_socket=(none) db_host=127.0.0.1 db_port=3306 "
       "db_replicas=(none) db_name=connector db_user=connector "
       "db_password=(empty) db_write_user=connector db_write_password=(empty) "
       "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30 "
