@@ -5,13 +5,21 @@ Chromium): the record first, every change after it in order and exactly once, ea
 the bytes /v1/history/hash answers at that moment and its id the change feed's seq."""
 
 import hashlib
+import http.server
+import json
 import os
+import re
+import shutil
 import signal
 import socket
+import subprocess
+import tempfile
 import threading
 import time
 import unittest
+from functools import partial
 from itertools import count
+from pathlib import Path
 
 from fixture import Fixture
 from harness import Stack, await_true
@@ -313,6 +321,74 @@ class Publisher(unittest.TestCase):
             self.assertEqual([e[0] for e in subscriber.events], expected)
         finally:
             subscriber.close()
+
+
+PAGE = """<!doctype html><html><body><pre id="out">pending</pre><script>
+const events = [];
+const source = new EventSource("API/v1/history/hash/events?hash=HASH");
+source.onmessage = async (e) => {
+  events.push({id: e.lastEventId, data: e.data});
+  if (events.length === 1) await fetch("/change");  // the test changes the record now
+  if (events.length === 2) {
+    source.close();
+    document.getElementById("out").textContent = JSON.stringify(events);
+  }
+};
+source.onerror = () => { document.getElementById("out").textContent = "error " + events.length; };
+</script></body></html>
+"""
+
+
+class Browser(unittest.TestCase):
+    def test_chromium_follows_a_record_with_eventsource(self):
+        """A page of another origin subscribes with EventSource; a status change written to
+        MariaDB reaches it; each event equals the by-hash answer, its lastEventId the seq."""
+        if shutil.which("chromium") is None:
+            raise AssertionError("chromium not found: scripts/install-deps installs it")
+        history_id, record_hash = new_record(3)
+        stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
+        before = (newest_seq(history_id), by_hash(record_hash))
+        wait_published(before[0])
+        changed = []
+
+        class Site(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self):
+                if self.path == "/change":
+                    stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
+                    changed.append((newest_seq(history_id), by_hash(record_hash)))
+                    self.send_response(204)
+                    self.end_headers()
+                    return
+                super().do_GET()
+
+            def log_message(self, *args):
+                pass
+
+        site = Path(tempfile.mkdtemp(prefix="connector-origin-"))
+        (site / "index.html").write_text(
+            PAGE.replace("API", stack.base_url).replace("HASH", record_hash))
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                                 partial(Site, directory=str(site)))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        profile = Path(tempfile.mkdtemp(prefix="connector-chromium-"))
+        try:
+            dom = subprocess.run(
+                ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                 "--disable-background-networking", "--no-first-run",
+                 "--disable-component-update", "--disable-sync", "--disable-quic",
+                 f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",
+                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                 "--virtual-time-budget=20000", "--dump-dom",
+                 f"http://127.0.0.1:{server.server_address[1]}/index.html"],
+                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+        finally:
+            server.shutdown()
+            shutil.rmtree(site, ignore_errors=True)
+            shutil.rmtree(profile, ignore_errors=True)
+        text = re.search(r'<pre id="out">([^<]*)</pre>', dom)
+        self.assertIsNotNone(text, dom[-2000:])
+        events = json.loads(text.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+        self.assertEqual([(e["id"], e["data"].encode()) for e in events], [before] + changed)
 
 
 if __name__ == "__main__":
