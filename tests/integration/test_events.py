@@ -22,7 +22,7 @@ from itertools import count
 from pathlib import Path
 
 from fixture import Fixture
-from harness import Stack, await_true
+from harness import REPO, Stack, await_true
 
 fixture = Fixture()
 stack = None
@@ -389,6 +389,39 @@ class Browser(unittest.TestCase):
         self.assertIsNotNone(text, dom[-2000:])
         events = json.loads(text.group(1).replace("&quot;", '"').replace("&amp;", "&"))
         self.assertEqual([(e["id"], e["data"].encode()) for e in events], [before] + changed)
+
+
+class ReadmeExample(unittest.TestCase):
+    def test_the_readme_subscription_receives_the_change_of_its_sql_statement(self):
+        """README.md's curl -N and its one SQL statement, run as written (the demo's address
+        replaced by this stack's, the record put in place first as the demo's data has it)."""
+        readme = (REPO / "README.md").read_text()
+        section = readme.split("## Following a transfer live", 1)[1].split("\n## ", 1)[0]
+        blocks = re.findall(r"```sh\n(.*?)\n```", section, re.S)
+        self.assertEqual(len(blocks), 2, section)
+        curl, sql = blocks
+        record_hash = re.search(r"hash=([0-9a-f]{64})'", curl).group(1)
+        statement = re.search(r'-e "(.*)"$', sql).group(1)
+        self.assertIn(record_hash, statement)
+        pending = stack.sql("SELECT id FROM history WHERE status = 'Pending' ORDER BY id LIMIT 1")
+        new_id = next(_next_id)
+        stack.copy_history_row(int(pending[0][0]), new_id, record_hash)
+        wait_published(newest_seq(new_id))
+        command = curl.replace("curl -N", "curl -sS -N -m 4").replace(
+            "http://127.0.0.1:8080", stack.base_url)
+        process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE)
+        try:
+            time.sleep(1.5)
+            stack.sql(statement)
+            changed = (newest_seq(new_id), by_hash(record_hash))
+            output = process.communicate(timeout=30)[0]
+        finally:
+            process.kill()
+        events = re.findall(rb"^data: (.*)\rid: ([0-9]+)$", output, re.M)
+        self.assertEqual(len(events), 2, output)
+        self.assertIn(b'"status":"Pending"', events[0][0])
+        self.assertEqual((events[1][1].decode(), events[1][0]), changed)
+        self.assertIn(b'"status":"Confirmed"', changed[1])
 
 
 if __name__ == "__main__":
