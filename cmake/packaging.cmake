@@ -181,8 +181,10 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # libfcgi with Debian's fix of CVE-2025-23016 (the worker screens every request before libfcgi
 # reads it anyway: fcgi/request_screen.h).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libfcgi0ldbl (>= 2.4.2-2+deb12u1)")
-# Users bring their own nginx (and database); the package works with any of them.
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "nginx | nginx-light | nginx-full | nginx-extras, mariadb-client")
+# Users bring their own nginx (and database); the package works with any of them. nchan holds
+# the subscribers of the optional events drop-in (nginx/connector-events*.conf, docs/events.md).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+    "nginx | nginx-light | nginx-full | nginx-extras, mariadb-client, libnginx-mod-nchan")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "mariadb-server")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # Owner and group of every file in the archive are root:root; postinst sets the config's group.

@@ -100,12 +100,13 @@ class PackageArchive(unittest.TestCase):
         self.assertTrue(field("Description").startswith("UNIT connector query service"))
         recommends = relation_names(field("Recommends"))
         self.assertIn("nginx", recommends)
+        self.assertIn("libnginx-mod-nchan", recommends)  # the events drop-in's
         depends = relation_names(field("Depends"))
         self.assertIn("adduser", depends)  # postinst runs it
         # Users bring their own nginx and database: recommended, never required.
         self.assertFalse(depends & {"nginx", "nginx-light", "mariadb-server", "mariadb-client"},
                          field("Depends"))
-        for name in ("libfcgi0ldbl", "libmysqlcppconn7v5", "libc6", "libstdc++6"):
+        for name in ("libfcgi0ldbl", "libmysqlcppconn7v5", "libcurl4", "libc6", "libstdc++6"):
             self.assertIn(name, depends)
         # libfcgi with Debian's fix of CVE-2025-23016, whatever dpkg-shlibdeps asks for.
         self.assertIn("libfcgi0ldbl (>= 2.4.2-2+deb12u1)", field("Depends"))

@@ -358,6 +358,8 @@ const coverage = {
   "/v1/account": [200, 400],
   "/v1/history": [200, 400],
   "/v1/history/hash": [200, 404],
+  "/v1/history/hash/events": [404],
+  "/v1/history/events": [404],
   "/v1/ab": [200, 304],
 } satisfies Record<keyof paths, number[]>;
 
@@ -646,6 +648,19 @@ async function historyByHash(): Promise<void> {
                         "history/hash missing"));
 }
 
+// --- the event streams (this stack serves none: test_events.py has them) ----------------------
+
+async function eventStreams(): Promise<void> {
+  const hash = find(fixture.history, (x) => x.status === "Pending", "Pending record").hash;
+  const record = await client.GET("/v1/history/hash/events", { params: { query: { hash } } });
+  serviceError(record.response, record.error, 404, "not_found", "Events are not served here",
+               undefined, "history/hash/events off");
+  const address = await client.GET("/v1/history/events",
+                                   { params: { query: { address: fixture.history[0]!.destination_address } } });
+  serviceError(address.response, address.error, 404, "not_found", "Events are not served here",
+               undefined, "history/events off");
+}
+
 // --- the CORS preflight (fetch: the document describes it as x-preflight, not an operation) ---
 
 const PREFLIGHT: Record<string, string> = {
@@ -682,6 +697,7 @@ try {
   await account();
   await history();
   await historyByHash();
+  await eventStreams();
   preflights = await preflight();
 
   for (const [path, statuses] of Object.entries(coverage)) {
