@@ -18,7 +18,7 @@ set(CONNECTOR_INTEGRATION_ENV
     "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
 set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
-    test_replica_lag test_fleet)
+    test_replica_lag test_fleet test_events)
 
 file(GLOB CONNECTOR_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.py)
 foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)

@@ -1,0 +1,130 @@
+// The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
+// message body (events/event_body.h), the channel names (domain/event_channels.h), the cursor
+// file (events/cursor_file.h), the lease (metrics/lease.h) and the snapshot requests
+// (metrics/events_board.h).
+#define BOOST_TEST_MODULE events
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "domain/event_channels.h"
+#include "events/cursor_file.h"
+#include "events/event_body.h"
+#include "events/feed_order.h"
+#include "metrics/events_board.h"
+#include "metrics/lease.h"
+
+using namespace connector;
+using std::chrono::milliseconds;
+using Seqs = std::vector<std::uint64_t>;
+
+namespace {
+const events::FeedOrder::Clock::time_point kT0{std::chrono::seconds(1000)};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(changes_without_a_hole_all_go_out) {
+  events::FeedOrder order(milliseconds(2000));
+  const Seqs seqs = {11, 12, 13};
+  const auto verdict = order.publishable(10, seqs, kT0);
+  BOOST_TEST(verdict.publish == 3u);
+  BOOST_TEST(verdict.passed_over == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_hole_holds_what_follows_until_it_fills) {
+  events::FeedOrder order(milliseconds(2000));
+  const Seqs seqs = {11, 13, 14};  // 12 not committed yet
+  BOOST_TEST(order.publishable(10, seqs, kT0).publish == 1u);
+  BOOST_TEST(order.publishable(11, Seqs{13, 14}, kT0 + milliseconds(1999)).publish == 0u);
+  // 12 arrives: everything goes, nothing passed over.
+  const auto verdict = order.publishable(11, Seqs{12, 13, 14}, kT0 + milliseconds(1999));
+  BOOST_TEST(verdict.publish == 3u);
+  BOOST_TEST(verdict.passed_over == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_hole_open_for_the_wait_is_passed_over) {
+  events::FeedOrder order(milliseconds(2000));
+  BOOST_TEST(order.publishable(10, Seqs{14, 15}, kT0).publish == 0u);
+  const auto verdict = order.publishable(10, Seqs{14, 15}, kT0 + milliseconds(2000));
+  BOOST_TEST(verdict.publish == 2u);
+  BOOST_TEST(verdict.passed_over == 3u);  // 11, 12, 13
+  // A new hole waits its own time.
+  BOOST_TEST(order.publishable(15, Seqs{17}, kT0 + milliseconds(2000)).publish == 0u);
+  BOOST_TEST(order.publishable(15, Seqs{17}, kT0 + milliseconds(3999)).publish == 0u);
+  BOOST_TEST(order.publishable(15, Seqs{17}, kT0 + milliseconds(4000)).publish == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_body_is_the_json_then_a_lone_cr_and_the_id) {
+  BOOST_TEST(events::event_body(R"({"a":"b"})", 42) == "{\"a\":\"b\"}\rid: 42");
+  BOOST_CHECK_THROW(events::event_body("{\n}", 1), std::invalid_argument);
+  BOOST_CHECK_THROW(events::event_body("{\r}", 1), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(channels_are_lower_case_and_each_address_once) {
+  BOOST_TEST(domain::record_channel(std::string(64, 'A')) == "h:" + std::string(64, 'a'));
+  domain::HistoryRecord record;
+  record.source_deposit_address = "0xAbC0000000000000000000000000000000000001";
+  record.source_sender = "0xabc0000000000000000000000000000000000002";
+  record.destination_address = "0xABC0000000000000000000000000000000000002";  // the sender
+  const std::vector<std::string> expected = {"a:0xabc0000000000000000000000000000000000001",
+                                             "a:0xabc0000000000000000000000000000000000002"};
+  BOOST_TEST(domain::address_channels(record) == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(the_cursor_file_is_one_number_replaced_whole) {
+  const std::string path = "/tmp/connector-test-cursor-" + std::to_string(::getpid());
+  std::remove(path.c_str());
+  BOOST_TEST(!events::read_cursor_file(path).has_value());
+  events::write_cursor_file(path, 123456789012345ull);
+  BOOST_TEST(*events::read_cursor_file(path) == 123456789012345ull);
+  for (const char* bad : {"", "12x\n", "-1\n", "1 2\n", "99999999999999999999999\n"}) {
+    std::ofstream(path, std::ios::trunc) << bad;
+    BOOST_CHECK_THROW(events::read_cursor_file(path), std::runtime_error);
+  }
+  std::remove(path.c_str());
+  BOOST_CHECK_THROW(events::write_cursor_file("/nonexistent-dir/cursor", 1), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(one_process_holds_the_lease_until_it_stops_beating) {
+  metrics::Lease lease;
+  lease.next_generation();  // generation 1
+  BOOST_TEST(lease.hold(100, 1, 0, 5000));
+  BOOST_TEST(!lease.hold(200, 1, 4999, 5000));  // the holder beat at 0: still its
+  lease.beat(4000);
+  BOOST_TEST(!lease.hold(200, 1, 8999, 5000));
+  BOOST_TEST(lease.hold(200, 1, 9000, 5000));  // 5 s without a beat: taken over
+  BOOST_TEST(lease.held_by(200));
+  BOOST_TEST(!lease.hold(100, 1, 9000, 5000));
+  lease.release(100);  // not its: nothing
+  BOOST_TEST(lease.held_by(200));
+  lease.release(200);
+  BOOST_TEST(lease.hold(100, 1, 9001, 5000));
+  // A reload: the old configuration's holder gives it up; only the new one may take it.
+  lease.next_generation();
+  BOOST_TEST(!lease.hold(100, 1, 9002, 5000));
+  BOOST_TEST(lease.pid.load() == 0);
+  BOOST_TEST(lease.hold(300, 2, 9002, 5000));
+}
+
+BOOST_AUTO_TEST_CASE(snapshot_requests_are_taken_once_and_bounded) {
+  metrics::EventsBoard board;
+  BOOST_TEST(board.request_snapshot(0));
+  BOOST_TEST(board.request_snapshot(7));
+  BOOST_TEST(board.request_snapshot(7));  // asked already: one request
+  auto taken = board.take_snapshot_requests();
+  std::sort(taken.begin(), taken.end());
+  BOOST_TEST(taken == (std::vector<std::uint64_t>{0, 7}), boost::test_tools::per_element());
+  BOOST_TEST(board.take_snapshot_requests().empty());
+  for (std::uint64_t id = 1; id <= metrics::kSnapshotRequestSlots; ++id) {
+    BOOST_TEST(board.request_snapshot(id));
+  }
+  BOOST_TEST(!board.request_snapshot(1000));
+  BOOST_TEST(board.snapshot_requests_dropped.load() == 1u);
+  BOOST_TEST(board.take_snapshot_requests().size() == metrics::kSnapshotRequestSlots);
+}
