@@ -14,12 +14,14 @@ import http.client
 import json
 import os
 import random
+import re
 import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import unittest
 import uuid
@@ -294,6 +296,58 @@ class Consistency(unittest.TestCase):
         rows = fleet.sql("SELECT COUNT(*) FROM deposit_accounts WHERE "
                          f"recipient_address = '{recipient}'")
         self.assertEqual(rows, [["1"]])
+
+
+class EventStream:
+    """An address's event stream on one node (docs/events.md), read on a thread: (id, data)."""
+
+    def __init__(self, url, address):
+        host, port = url.removeprefix("http://").split(":")
+        self.events = []
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        self.sock.sendall(f"GET /v1/history/events?address={address} HTTP/1.1\r\nHost: x\r\n"
+                          "Accept: text/event-stream\r\n\r\n".encode())
+        self.opened = False
+        threading.Thread(target=self._read, daemon=True).start()
+        await_true(lambda: self.opened, what=f"the stream on {url}")
+
+    def _read(self):
+        buffer = b""
+        while True:
+            try:
+                chunk = self.sock.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buffer += chunk
+            self.opened = self.opened or b"\r\n\r\n" in buffer
+            for data, seq in re.findall(rb"^data: (.*)\rid: ([0-9]+)\n", buffer, re.M):
+                self.events.append((seq.decode(), data))
+            buffer = buffer[buffer.rfind(b"\n") + 1:]
+
+    def close(self):
+        self.sock.close()
+
+
+class Events(unittest.TestCase):
+    def test_every_node_publishes_the_changes_of_its_own_replica(self):
+        address = fleet.sql("SELECT destination_address FROM history ORDER BY id DESC LIMIT 1")[0][0]
+        streams = [EventStream(node["url"], address) for node in fleet.nodes]
+        try:
+            new_hash = fleet.new_record()
+            await_true(lambda: all(s.events for s in streams), seconds=15,
+                       what="the new record's event on every node")
+            seq = fleet.sql("SELECT MAX(seq) FROM history_changes")[0][0]
+            body = get(fleet.nodes[0]["url"], f"/v1/history/hash?hash={new_hash}")[2]
+            for node, stream in zip(fleet.nodes, streams):
+                self.assertEqual(stream.events, [(seq, body)], node["name"])
+                # From the node's own nginx, published by the node's own worker.
+                status = json.loads(get(node["url"], "/status")[2])
+                self.assertGreaterEqual(status["events"]["cursor"], int(seq), node["name"])
+        finally:
+            for stream in streams:
+                stream.close()
 
 
 class NodeFailures(unittest.TestCase):
