@@ -168,6 +168,11 @@ def wait_published(seq):
                what=f"the publisher past change {seq}")
 
 
+def hand_overs():
+    """How many /v1/history/hash/events requests the worker has handed over to nchan so far."""
+    return stack.worker_log.read_text().count('"endpoint":"/v1/history/hash/events","status":200')
+
+
 def publisher_pid():
     return stack.worker_status()["events"]["publisher_pid"]
 
@@ -389,6 +394,59 @@ class Browser(unittest.TestCase):
         self.assertIsNotNone(text, dom[-2000:])
         events = json.loads(text.group(1).replace("&quot;", '"').replace("&amp;", "&"))
         self.assertEqual([(e["id"], e["data"].encode()) for e in events], [before] + changed)
+
+
+class TypedClientHelper(unittest.TestCase):
+    def test_follow_events_yields_each_change_once_across_a_reconnection(self):
+        """tools/client/events.mts, compiled strictly with the types of docs/openapi.yaml, follows
+        a record: its state, then a change; nginx reloads (every stream closed, every buffer
+        emptied), the helper reconnects with Last-Event-ID and passes over the state it had."""
+        client = REPO / "tools" / "client"
+        modules = client / "node_modules"
+        work = Path(tempfile.mkdtemp(prefix="connector-events-client-"))
+        try:
+            (work / "node_modules").symlink_to(modules)
+            gen = work / "gen"
+            gen.mkdir()
+            subprocess.run(["node", modules / "openapi-typescript" / "bin" / "cli.js",
+                            REPO / "docs" / "openapi.yaml", "-o", gen / "schema.d.ts"],
+                           check=True, capture_output=True, timeout=120)
+            (work / "tsconfig.json").write_text(json.dumps({
+                "extends": str(client / "tsconfig.json"),
+                "compilerOptions": {"rootDirs": [str(client), str(gen)], "rootDir": str(client),
+                                    "outDir": str(work / "js")},
+                "files": [str(client / "events-test.mts"), str(gen / "schema.d.ts")]}))
+            built = subprocess.run(["node", modules / "typescript" / "bin" / "tsc", "-p",
+                                    work / "tsconfig.json"], capture_output=True, text=True,
+                                   timeout=300)
+            self.assertEqual(built.returncode, 0, built.stdout + built.stderr)
+            history_id, record_hash = new_record(4)
+            stack.sql(f"UPDATE history SET status = 'Deposit' WHERE id = {history_id}")
+            wait_published(newest_seq(history_id))
+            handovers = hand_overs()
+            follower = subprocess.Popen(["node", work / "js" / "events-test.mjs", stack.base_url,
+                                         record_hash, "3"], stdout=subprocess.PIPE, text=True)
+            try:
+                lines = [json.loads(follower.stdout.readline())]
+                stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
+                lines.append(json.loads(follower.stdout.readline()))
+                seqs = [newest_seq(history_id)]
+                os.kill(int((stack.nginx_prefix / "nginx.pid").read_text()), signal.SIGHUP)
+                time.sleep(2)  # the helper reconnects; the record's state again is a repeat
+                stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
+                seqs.append(newest_seq(history_id))
+                lines.append(json.loads(follower.stdout.readline()))
+                self.assertEqual(follower.wait(timeout=30), 0)
+            finally:
+                follower.kill()
+                follower.stdout.close()
+            self.assertEqual([line["status"] for line in lines], ["Deposit", "Pending",
+                                                                   "Confirmed"])
+            self.assertEqual([str(line["seq"]) for line in lines[1:]], seqs)
+            self.assertEqual(hand_overs() - handovers, 2)  # it did reconnect, once
+            self.assertEqual({line["hash"] for line in lines}, {record_hash})
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 class ReadmeExample(unittest.TestCase):

@@ -656,7 +656,7 @@ async function eventStreams(): Promise<void> {
   serviceError(record.response, record.error, 404, "not_found", "Events are not served here",
                undefined, "history/hash/events off");
   const address = await client.GET("/v1/history/events",
-                                   { params: { query: { address: fixture.history[0]!.destination_address } } });
+                                   { params: { query: { address: fixture.history[0].destination_address } } });
   serviceError(address.response, address.error, 404, "not_found", "Events are not served here",
                undefined, "history/events off");
 }

@@ -1,0 +1,108 @@
+// The typed client's helper for the service's event streams (docs/events.md):
+// /v1/history/hash/events and /v1/history/events. It reads the stream with fetch (browsers and
+// Node alike), parses it as EventSource does (a line ends at CRLF, LF or a lone CR; an event's id
+// is the last one given), yields each change once and in order with its record typed as
+// /v1/history/hash answers it, and reconnects by itself with Last-Event-ID, passing over the
+// events a reconnection brings again (ids at or below the last one yielded).
+import type { components } from "./schema.js";
+
+export type HistoryRecord = components["schemas"]["HistoryRecordWithMessage"];
+
+export interface RecordEvent {
+  seq: number;           // the change feed's sequence number (the event's id)
+  record: HistoryRecord; // the record as /v1/history/hash answered it when the change went out
+}
+
+export interface FollowOptions {
+  signal?: AbortSignal;  // stops following
+  retryMs?: number;      // wait before a reconnection (default 1000)
+}
+
+export function recordEventsUrl(baseUrl: string, hash: string): string {
+  return `${baseUrl}/v1/history/hash/events?hash=${encodeURIComponent(hash)}`;
+}
+
+export function addressEventsUrl(baseUrl: string, address: string): string {
+  return `${baseUrl}/v1/history/events?address=${encodeURIComponent(address)}`;
+}
+
+interface RawEvent {
+  id: string;
+  data: string;
+}
+
+// Splits text into complete lines; the rest (an unfinished line, or a CR that may be the start
+// of a CRLF) stays for the next chunk.
+function takeLines(text: string): { lines: string[]; rest: string } {
+  const lines: string[] = [];
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c !== "\n" && c !== "\r") continue;
+    if (c === "\r" && i + 1 === text.length) break;
+    lines.push(text.slice(start, i));
+    if (c === "\r" && text[i + 1] === "\n") i++;
+    start = i + 1;
+  }
+  return { lines, rest: text.slice(start) };
+}
+
+async function* rawEvents(response: Response): AsyncGenerator<RawEvent> {
+  if (response.body === null) return;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = "";
+  let id = "";
+  let data: string[] = [];
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    const { lines, rest } = takeLines(pending + value);
+    pending = rest;
+    for (const line of lines) {
+      if (line === "") {
+        if (data.length > 0) yield { id, data: data.join("\n") };
+        data = [];
+        continue;
+      }
+      const colon = line.indexOf(":");
+      if (colon === 0) continue; // a comment (": ping")
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let fieldValue = colon < 0 ? "" : line.slice(colon + 1);
+      if (fieldValue.startsWith(" ")) fieldValue = fieldValue.slice(1);
+      if (field === "id") id = fieldValue;
+      if (field === "data") data.push(fieldValue);
+    }
+  }
+}
+
+// Follows one stream (recordEventsUrl or addressEventsUrl) until options.signal aborts; an
+// error answer (400, 404, 429) ends it with an Error naming the status.
+export async function* followEvents(url: string, options: FollowOptions = {}): AsyncGenerator<RecordEvent> {
+  let last = -1;
+  while (!options.signal?.aborted) {
+    const headers: Record<string, string> = { "Accept": "text/event-stream" };
+    if (last >= 0) headers["Last-Event-ID"] = String(last);
+    let response: Response;
+    try {
+      response = await fetch(url, { headers, signal: options.signal ?? null });
+    } catch {
+      if (options.signal?.aborted) return;
+      await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 1000));
+      continue;
+    }
+    if (response.status !== 200) {
+      throw new Error(`${url}: HTTP ${response.status}: ${await response.text()}`);
+    }
+    try {
+      for await (const event of rawEvents(response)) {
+        const seq = Number(event.id);
+        if (!Number.isSafeInteger(seq) || seq <= last) continue; // a repeat after reconnecting
+        last = seq;
+        yield { seq, record: JSON.parse(event.data) as HistoryRecord };
+      }
+    } catch {
+      if (options.signal?.aborted) return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 1000));
+  }
+}
