@@ -1,6 +1,7 @@
 #pragma once
 // What one pool thread answers with: its own database sessions (the read and the write
-// account), the stores over them, and a router. Built in the thread, the driver's per-thread
+// account), the history reader, deposit accounts and readiness check over them (db/interfaces.h),
+// and a router. Built in the thread, the driver's per-thread
 // setup first.
 #include <string>
 #include <vector>
@@ -8,10 +9,10 @@
 #include "api/router.h"
 #include "config/config.h"
 #include "db/connection.h"
+#include "db/interfaces.h"
 #include "db/new_row_budget.h"
-#include "db/reference_store.h"
-#include "db/stores.h"
-#include "db/supply_store.h"
+#include "db/reference_cache.h"
+#include "db/supply_cache.h"
 
 namespace connector::fcgi {
 
@@ -29,9 +30,9 @@ class ThreadServices {
   db::DriverThreadScope driver_thread_;
   db::Connection reader_;
   db::Connection writer_;
-  db::MariaDbHistoryStore history_;
+  db::MariaDbHistoryReader history_;
   db::NewRowBudget new_rows_;
-  db::MariaDbDepositAccountStore accounts_;
+  db::MariaDbDepositAccounts accounts_;
   db::MariaDbReadinessCheck readiness_;
   api::Router router_;
 };

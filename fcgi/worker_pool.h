@@ -12,11 +12,11 @@
 
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_store.h"
+#include "db/reference_cache.h"
 #include "db/replica_monitor.h"
 #include "db/server_prober.h"
 #include "db/snapshot_refresher.h"
-#include "db/supply_store.h"
+#include "db/supply_cache.h"
 #include "events/publisher.h"
 #include "kept_connections.h"
 #include "metrics/scoreboard.h"

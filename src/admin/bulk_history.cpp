@@ -5,9 +5,9 @@
 #include <set>
 
 #include "admin/history_generator.h"
-#include "admin/import_store.h"
+#include "admin/import_writes.h"
 #include "admin/progress.h"
-#include "db/reference_store.h"
+#include "db/reference_cache.h"
 
 namespace connector::admin {
 namespace {

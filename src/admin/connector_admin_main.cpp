@@ -14,13 +14,13 @@
 
 #include "admin/bulk_history.h"
 #include "admin/import_document.h"
-#include "admin/import_store.h"
+#include "admin/import_writes.h"
 #include "admin/progress.h"
 #include "admin/sample_data.h"
 #include "config/config.h"
 #include "config/keys.h"
 #include "db/connection.h"
-#include "db/reference_store.h"
+#include "db/reference_cache.h"
 #include "util/log.h"
 
 namespace {

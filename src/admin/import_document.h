@@ -4,8 +4,8 @@
 //    "connects": [...]}
 // every key optional, amounts in whole units as the API prints them, plus source_tx_index on
 // history records and deposit_factory / deposit_init_code_hash on networks. Nothing is written
-// here: the result is a batch of rows ready for the store, or an ImportError naming the entry
-// and field ("history[12].source_amount: ...").
+// here: the result is a batch of rows ready to write (admin/import_writes.h), or an ImportError
+// naming the entry and field ("history[12].source_amount: ...").
 #include <cstdint>
 #include <optional>
 #include <stdexcept>

@@ -1,28 +1,28 @@
 #pragma once
 // The seven endpoints, each described once in its own file (EndpointSpec). The router validates
-// a request's parameters against the description; the handler asks the stores, writes its JSON
-// body and says which of the described cache policies applies to it (Answer); errors are thrown
-// (http::ApiError, db::DatabaseUnavailable) and answered in one place, the router.
+// a request's parameters against the description; the handler asks the database interfaces, writes
+// its JSON body and says which of the described cache policies applies to it (Answer); errors are
+// thrown (http::ApiError, db::DatabaseUnavailable) and answered in one place, the router.
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "db/reference_store.h"
-#include "db/stores.h"
-#include "db/supply_store.h"
+#include "db/interfaces.h"
+#include "db/reference_cache.h"
+#include "db/supply_cache.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
 #include "metrics/events_board.h"
 
 namespace connector::api {
 
-// What an endpoint may use: the thread's stores (over its read and write connections) and the
-// process's shared snapshots.
+// What an endpoint may use: the thread's history reader, deposit accounts and readiness check
+// (db/interfaces.h, over its read and write connections) and the process's shared snapshots.
 struct Services {
-  db::HistoryStore& history;
-  db::DepositAccountStore& accounts;
+  db::HistoryReader& history;
+  db::DepositAccounts& accounts;
   db::ReadinessCheck& readiness;
   db::ReferenceCache& reference;
   db::SupplyCache& supply;

@@ -71,7 +71,7 @@ db::Param filter_value(const ValidParams& params, const db::HistoryFilterSpec& f
   throw std::logic_error("a filter kind without a value");
 }
 
-// The store's filters from the validated parameters.
+// The history reader's filters (db::HistoryFilter) from the validated parameters.
 db::HistoryFilter filter_of(const ValidParams& params) {
   db::HistoryFilter filter;
   for (std::size_t i = 0; i < db::kHistoryFilterCount; ++i) {

@@ -66,8 +66,8 @@ class Connection {
   using Clock = std::chrono::steady_clock;
 
   // At most this many prepared statements per connection: the least recently used one is
-  // closed to make room. The worker's stores use a fixed set smaller than this (170 at most,
-  // 162 of them history shapes: db/history_statements.h), so the bound only guards against a
+  // closed to make room. The worker's reads and writes use a fixed set smaller than this (170 at
+  // most, 162 of them history shapes: db/history_statements.h), so the bound only guards against a
   // statement text that would ever be built from input.
   static constexpr std::size_t kMaxStatements = 192;
 
@@ -117,7 +117,7 @@ class Connection {
   void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
 
   // Explicit transactions: a history page's count and rows read in one snapshot
-  // (db/history_store.cpp), and the admin tool's all-or-nothing import and bulk writes.
+  // (db/history_reads.cpp), and the admin tool's all-or-nothing import and bulk writes.
   void begin();
   void commit();
   void rollback() noexcept;

@@ -65,7 +65,7 @@ std::span<const Column<domain::HistoryRecord>> history_record_columns();
 // The statement of one record by hash.
 std::string by_hash_statement();
 
-// Every statement text the history store can prepare, each once.
+// Every statement text the history reads (db/history_reads.cpp) can prepare, each once.
 std::vector<std::string> all_history_statements();
 
 }  // namespace connector::db

@@ -10,8 +10,8 @@
 #include "config/config.h"
 #include "db/background_loop.h"
 #include "db/connection.h"
-#include "db/reference_store.h"
-#include "db/supply_store.h"
+#include "db/reference_cache.h"
+#include "db/supply_cache.h"
 #include "metrics/scoreboard.h"
 
 namespace connector::db {

@@ -1,6 +1,6 @@
 #pragma once
-// Typed statement parameters and result columns, so no store binds or reads by position by
-// hand. A store lists its parameters in the order of the placeholders (Params), and the
+// Typed statement parameters and result columns, so no read or write binds or reads by position
+// by hand. Each lists its parameters in the order of the placeholders (Params), and the
 // columns of a row type once (a Column table): the table writes the SELECT list and reads each
 // row, so the two can never drift apart.
 #include <cppconn/resultset.h>

@@ -1,6 +1,6 @@
 #pragma once
-// A history record as the store reads it, and the transfer states. (The filters of /v1/history
-// are db/history_filters.h.)
+// A history record as the database reads it (db/history_reads.h), and the transfer states. (The
+// filters of /v1/history are db/history_filters.h.)
 #include <cstddef>
 #include <cstdint>
 #include <iterator>

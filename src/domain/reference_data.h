@@ -1,6 +1,6 @@
 #pragma once
 // The deployment's reference data: chains, assets, connects and pairs. Changes rarely, so the
-// worker holds a snapshot in memory (db::ReferenceCache, db/reference_store.h) and validates
+// worker holds a snapshot in memory (db::ReferenceCache, db/reference_cache.h) and validates
 // against it.
 #include <cstdint>
 #include <optional>

@@ -23,7 +23,7 @@
 #include "config/config.h"
 #include "db/background_loop.h"
 #include "db/connection.h"
-#include "db/reference_store.h"
+#include "db/reference_cache.h"
 #include "domain/history.h"
 #include "events/feed_order.h"
 #include "events/nchan_client.h"

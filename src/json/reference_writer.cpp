@@ -9,7 +9,7 @@ namespace {
 
 using domain::ReferenceData;
 
-// The store's foreign keys make a dangling reference a broken database, not a bad request.
+// The database's foreign keys make a dangling reference a broken database, not a bad request.
 template <typename T>
 const T& require(const T* item, const char* what) {
   if (item == nullptr) throw std::logic_error(std::string("dangling reference to a ") + what);

@@ -1,6 +1,7 @@
 // Fuzzes the import file reader, read_import_document, against an empty database. Bad input
 // must end in an ImportError (any other exception is a crash); an accepted document must give
-// rows in the store's canonical forms: EIP-55 addresses, lower-case hashes, canonical base units.
+// rows in the database's canonical forms: EIP-55 addresses, lower-case hashes, canonical base
+// units.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -369,7 +369,7 @@ class Stack:
 
     def supply_expiries(self):
         """When each worker process's supply snapshot (/v1/ab) stops being served, on
-        time.monotonic(): its load time from /status plus its maximum age (db/supply_store.h:
+        time.monotonic(): its load time from /status plus its maximum age (db/supply_cache.h:
         two reference_refresh_ms intervals, the interval at least 50 ms, the age at least 1 s)."""
         interval_ms = max(int(self.settings.get("reference_refresh_ms", 1000)), 50)
         max_age_s = max(2 * interval_ms, 1000) / 1000

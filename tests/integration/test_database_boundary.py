@@ -1,5 +1,5 @@
 """The database boundary (db/connection.h, db/history_statements.h, db/snapshot_refresher.h,
-db/account_store.h), against a real MariaDB:
+db/deposit_account_writes.h), against a real MariaDB:
 
 * Bounded statements: all 2047 combinations of the eleven history filters, in both orders, are
   answered 200 and each lists the one record every filter matches, while MariaDB's

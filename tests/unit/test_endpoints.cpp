@@ -1,6 +1,7 @@
-// Every endpoint's 200 answer through the router, against in-memory fakes of the stores
-// (db/stores.h) and snapshots filled by hand: the request path from query string to JSON with
-// no database. The same answers against MariaDB are in tests/integration/.
+// Every endpoint's 200 answer through the router, against in-memory fakes of the
+// database interfaces (db/interfaces.h) and snapshots filled by hand: the request path from
+// query string to JSON with no database. The same answers against MariaDB are in
+// tests/integration/.
 #define BOOST_TEST_MODULE endpoints
 #include <rapidjson/document.h>
 
@@ -17,7 +18,7 @@
 #include "chain/bytes.h"
 #include "db/history_filters.h"
 #include "db/history_statements.h"
-#include "db/stores.h"
+#include "db/interfaces.h"
 
 using namespace connector;
 
@@ -75,7 +76,7 @@ domain::HistoryRecord record() {
   return r;
 }
 
-struct FakeHistory final : db::HistoryStore {
+struct FakeHistory final : db::HistoryReader {
   std::optional<db::HistoryFilter> filter;
   // One record: on page 0, and past the end of it an empty page.
   db::HistoryPage find_page(const db::HistoryFilter& f, std::uint64_t page_id, std::uint32_t,
@@ -90,7 +91,7 @@ struct FakeHistory final : db::HistoryStore {
   }
 };
 
-struct FakeAccounts final : db::DepositAccountStore {
+struct FakeAccounts final : db::DepositAccounts {
   std::vector<db::DepositAccount> recorded;
   std::uint32_t capped_for_s = 0;  // non-zero: the cap on new rows is reached for that long
   void record(const db::DepositAccount& account) override {
@@ -189,7 +190,7 @@ BOOST_AUTO_TEST_CASE(history_with_filters) {
   BOOST_TEST(!r.HasMember("status_message"));
   BOOST_TEST(text(doc["status"]) == "Confirmed");
   BOOST_TEST(text(doc["destination_address"]) == address);  // echoed as sent
-  // What the store was asked: typed, validated filters.
+  // What the history reader was asked: typed, validated filters.
   BOOST_TEST_REQUIRE(history.filter.has_value());
   const auto& filter = *history.filter;
   BOOST_TEST((filter["status"] == db::Param(std::string("Confirmed"))));
@@ -278,10 +279,10 @@ int filters_set(const db::HistoryFilter& f) {
   }));
 }
 
-// Every filter of /v1/history's description reaches the store and its statements: a value for
-// it alone sets its own row's value of the store's filter (db::kHistoryFilters) and no other,
-// and that value, as the row's kind binds it, is the only one bound in the page statement. And
-// the description has a parameter for every row. A kind whose parameter kind or binding
+// Every filter of /v1/history's description reaches the history reader and its statements: a
+// value for it alone sets its own row's value of the reader's filter (db::kHistoryFilters) and no
+// other, and that value, as the row's kind binds it, is the only one bound in the page statement.
+// And the description has a parameter for every row. A kind whose parameter kind or binding
 // (api/history.cpp) is wrong fails here.
 BOOST_FIXTURE_TEST_CASE(every_described_history_filter_reaches_the_statements, Fixture) {
   using api::ParamKind;

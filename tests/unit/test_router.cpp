@@ -12,7 +12,7 @@
 #include "api/router.h"
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_store.h"
+#include "db/reference_cache.h"
 
 using namespace connector;
 
@@ -113,9 +113,9 @@ ErrorBody parse_error_body(const std::string& body) {
 // Connection constructor does not connect).
 struct RouterFixture {
   db::Connection connection{db::read_targets({}), db::connection_options({})};
-  db::MariaDbHistoryStore history{connection};
+  db::MariaDbHistoryReader history{connection};
   db::NewRowBudget new_rows{0, db::new_row_window()};
-  db::MariaDbDepositAccountStore accounts{connection, connection, new_rows};
+  db::MariaDbDepositAccounts accounts{connection, connection, new_rows};
   db::MariaDbReadinessCheck readiness{connection};
   db::ReferenceCache cache{std::chrono::milliseconds(1000)};
   db::SupplyCache supply{std::chrono::milliseconds(1000)};
@@ -337,9 +337,9 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   settings.connect_timeout_s = 1;
   settings.read_timeout_s = 1;
   db::Connection connection(db::read_targets(settings), db::connection_options(settings));
-  db::MariaDbHistoryStore history(connection);
+  db::MariaDbHistoryReader history(connection);
   db::NewRowBudget new_rows(0, db::new_row_window());
-  db::MariaDbDepositAccountStore accounts(connection, connection, new_rows);
+  db::MariaDbDepositAccounts accounts(connection, connection, new_rows);
   db::MariaDbReadinessCheck readiness(connection);
   db::ReferenceCache cache(std::chrono::milliseconds(1000));
   db::SupplyCache supply(std::chrono::milliseconds(1000));

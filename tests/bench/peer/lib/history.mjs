@@ -118,7 +118,7 @@ export function parseHistoryQuery(params, reference) {
   return q;
 }
 
-// --- the store -----------------------------------------------------------------------------
+// --- the reads -----------------------------------------------------------------------------
 
 // Exact totals from the counter rows the schema keeps (kept by triggers): coarse filters only
 // (status, pair, chains, assets) sum history_counts; one address, alone or with a status, sums

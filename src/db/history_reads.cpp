@@ -1,4 +1,4 @@
-#include "db/history_store.h"
+#include "db/history_reads.h"
 
 #include <algorithm>
 #include <optional>

@@ -2,29 +2,29 @@
 // The narrow interfaces the endpoints use to read history, record deposit accounts and check
 // readiness, so every endpoint can be tested against an in-memory fake (tests/unit/
 // test_endpoints.cpp) as well as against MariaDB (tests/integration/). The MariaDB versions
-// below are thin: the statements live in history_store, account_store.
+// below are thin: the statements live in history_reads, deposit_account_writes.
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "db/account_store.h"
 #include "db/connection.h"
-#include "db/history_store.h"
+#include "db/deposit_account_writes.h"
+#include "db/history_reads.h"
 #include "domain/history.h"
 
 namespace connector::db {
 
-class HistoryStore {
+class HistoryReader {
  public:
-  virtual ~HistoryStore() = default;
+  virtual ~HistoryReader() = default;
   virtual HistoryPage find_page(const HistoryFilter& filter, std::uint64_t page_id,
                                 std::uint32_t page_size, domain::SortOrder order) = 0;
   virtual std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) = 0;
 };
 
-class DepositAccountStore {
+class DepositAccounts {
  public:
-  virtual ~DepositAccountStore() = default;
+  virtual ~DepositAccounts() = default;
   // Returns once the mapping is proven recorded; throws DatabaseUnavailable otherwise.
   virtual void record(const DepositAccount& account) = 0;
 };
@@ -36,9 +36,9 @@ class ReadinessCheck {
   virtual void check() = 0;
 };
 
-class MariaDbHistoryStore final : public HistoryStore {
+class MariaDbHistoryReader final : public HistoryReader {
  public:
-  explicit MariaDbHistoryStore(Connection& db) : db_(db) {}
+  explicit MariaDbHistoryReader(Connection& db) : db_(db) {}
   HistoryPage find_page(const HistoryFilter& filter, std::uint64_t page_id, std::uint32_t page_size,
                         domain::SortOrder order) override {
     return find_history_page(db_, filter, page_id, page_size, order);
@@ -51,9 +51,9 @@ class MariaDbHistoryStore final : public HistoryStore {
   Connection& db_;
 };
 
-class MariaDbDepositAccountStore final : public DepositAccountStore {
+class MariaDbDepositAccounts final : public DepositAccounts {
  public:
-  MariaDbDepositAccountStore(Connection& reader, Connection& writer, NewRowBudget& budget)
+  MariaDbDepositAccounts(Connection& reader, Connection& writer, NewRowBudget& budget)
       : reader_(reader), writer_(writer), budget_(budget) {}
   // Throws NewRowCapReached past the cap, DatabaseUnavailable on any other failure.
   void record(const DepositAccount& account) override {

@@ -1,4 +1,4 @@
-#include "db/account_store.h"
+#include "db/deposit_account_writes.h"
 
 #include <atomic>
 #include <chrono>

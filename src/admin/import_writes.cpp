@@ -1,4 +1,4 @@
-#include "admin/import_store.h"
+#include "admin/import_writes.h"
 
 #include <algorithm>
 #include <span>

@@ -1,4 +1,4 @@
-#include "db/reference_store.h"
+#include "db/reference_cache.h"
 
 #include "db/statement.h"
 #include "metrics/scoreboard.h"

@@ -1,4 +1,4 @@
-#include "db/supply_store.h"
+#include "db/supply_cache.h"
 
 #include "db/statement.h"
 
