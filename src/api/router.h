@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "api/endpoints.h"
 #include "api/ops.h"
@@ -54,7 +55,7 @@ std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels();
 // One per worker thread: it reuses its body buffer from request to request.
 class Router {
  public:
-  explicit Router(Services services) : services_(services) {}
+  explicit Router(Services services) : services_(std::move(services)) {}
 
   HttpResponse handle(const HttpRequest& request);
 

@@ -122,6 +122,7 @@ bool EventPublisher::publish_changes() {
                       std::to_string(cursor) + "): waiting for it");
   }
   std::vector<std::uint64_t> seqs;
+  seqs.reserve(changes.size());
   for (const auto& change : changes) seqs.push_back(change.seq);
   const auto verdict = order_.publishable(cursor, seqs, FeedOrder::Clock::now());
   if (verdict.passed_over > 0) {
