@@ -10,6 +10,7 @@
 
 #include "admin/import_entry.h"
 #include "chain/amount.h"
+#include "chain/bytes.h"
 #include "chain/deposit_address.h"
 #include "domain/history.h"
 #include "domain/history_hash.h"
@@ -255,10 +256,7 @@ void check_deposit_address(const Entry& e, const HistoryRow& r, const domain::Ch
 // A hash the document gives (in any case) must be the one the hash rule makes.
 void check_hash(const Entry& e, const std::string& expected) {
   if (!e.has("hash")) return;
-  std::string given = e.text("hash");
-  std::transform(given.begin(), given.end(), given.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (given != expected) {
+  if (chain::ascii_lower(e.text("hash")) != expected) {
     e.fail("hash", "does not follow the hash rule (expected " + expected + ")");
   }
 }

@@ -66,9 +66,7 @@ std::string ImportEntry::tx_hash(const char* field, bool required) const {
   std::string raw = text(field, required);
   if (raw.empty()) return raw;
   if (!chain::parse_hash32(raw)) fail(field, "must be 0x followed by 64 hex digits");
-  std::transform(raw.begin(), raw.end(), raw.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return raw;
+  return chain::ascii_lower(raw);
 }
 
 std::string ImportEntry::amount(const char* field, int decimals, bool required) const {

@@ -20,13 +20,6 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::uint64_t parse_uint64(std::string_view name, std::string_view value) {
@@ -60,7 +53,7 @@ chain::Address parse_address(std::string_view name, std::string_view value) {
 
 std::string parse_tx_hash(std::string_view name, std::string_view value) {
   if (value.size() == 66 && value.starts_with("0x") && chain::is_hex_digits(value.substr(2))) {
-    return lower(value);
+    return chain::ascii_lower(value);
   }
   const std::string n(name);
   throw invalid_parameter(n, n + " must be 0x followed by 64 hex digits");
@@ -68,7 +61,7 @@ std::string parse_tx_hash(std::string_view name, std::string_view value) {
 
 std::string parse_record_hash(std::string_view name, std::string_view value) {
   if (value.starts_with("0x") || value.starts_with("0X")) value.remove_prefix(2);
-  if (value.size() == 64 && chain::is_hex_digits(value)) return lower(value);
+  if (value.size() == 64 && chain::is_hex_digits(value)) return chain::ascii_lower(value);
   const std::string n(name);
   throw invalid_parameter(n, n + " must be 64 hex digits, with or without 0x");
 }

@@ -47,6 +47,14 @@ bool is_hex_digits(std::string_view text) {
   return true;
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : static_cast<char>(c);
+  });
+  return out;
+}
+
 std::optional<Hash32> parse_hash32(std::string_view text) {
   // Only a lower-case "0x": the wire format never uses "0X".
   if (text.size() != 66 || !text.starts_with("0x")) return std::nullopt;

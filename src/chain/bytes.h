@@ -22,6 +22,9 @@ std::optional<Bytes> from_hex(std::string_view hex);
 // True when every character is a hex digit (an empty string is true).
 bool is_hex_digits(std::string_view text);
 
+// The text with A-Z made a-z (hashes and addresses compare and key in lower case).
+std::string ascii_lower(std::string_view text);
+
 // Parses "0x" + 64 hex digits (any case) into 32 bytes.
 std::optional<Hash32> parse_hash32(std::string_view text);
 

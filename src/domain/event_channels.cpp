@@ -1,23 +1,14 @@
 #include "domain/event_channels.h"
 
 #include <algorithm>
-#include <cctype>
+
+#include "chain/bytes.h"
 
 namespace connector::domain {
-namespace {
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
+std::string record_channel(std::string_view hash) { return "h:" + chain::ascii_lower(hash); }
 
-}  // namespace
-
-std::string record_channel(std::string_view hash) { return "h:" + lower(hash); }
-
-std::string address_channel(std::string_view address) { return "a:" + lower(address); }
+std::string address_channel(std::string_view address) { return "a:" + chain::ascii_lower(address); }
 
 std::vector<std::string> address_channels(const HistoryRecord& record) {
   std::vector<std::string> channels;

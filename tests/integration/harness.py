@@ -767,6 +767,26 @@ def nginx_access_line(prefix, request_id):
         time.sleep(0.02)
 
 
+def chromium_dom(url, virtual_time_ms):
+    """Loads url in a headless Chromium that reaches nothing but 127.0.0.1 (no proxy, no other
+    host, nothing of its own in the background) and returns the page's DOM once the page has
+    had virtual_time_ms of (virtual) time; raises AssertionError without chromium."""
+    if shutil.which("chromium") is None:
+        raise AssertionError("chromium not found: scripts/install-deps installs it")
+    profile = Path(tempfile.mkdtemp(prefix="connector-chromium-"))
+    try:
+        return subprocess.run(
+            ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+             "--disable-background-networking", "--no-first-run",
+             "--disable-component-update", "--disable-sync", "--disable-quic",
+             f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",
+             "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+             f"--virtual-time-budget={virtual_time_ms}", "--dump-dom", url],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+
+
 def _kill_from_pidfile(pidfile, name, sig):
     """Sends sig to the process whose pid the file holds when it is still `name`, and waits up
     to 10 s for it to go; does nothing when the file or the process is gone."""

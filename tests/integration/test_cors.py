@@ -9,7 +9,6 @@ preflight and reads the answers."""
 import http.server
 import re
 import shutil
-import subprocess
 import tempfile
 import threading
 import unittest
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import harness
 from fixture import Fixture
-from harness import Stack, wait_for
+from harness import Stack, chromium_dom, wait_for
 
 fixture = Fixture()
 stack = None
@@ -162,8 +161,6 @@ PAGE = """<!doctype html><html><body><pre id="out">pending</pre><script>
 
 class Browser(unittest.TestCase):
     def test_a_page_of_another_origin_reads_the_api(self):
-        if shutil.which("chromium") is None:
-            raise AssertionError("chromium not found: scripts/install-deps installs it")
         site = Path(tempfile.mkdtemp(prefix="connector-origin-"))
         (site / "index.html").write_text(PAGE.replace("API", stack.base_url))
         handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
@@ -171,21 +168,11 @@ class Browser(unittest.TestCase):
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
-        profile = Path(tempfile.mkdtemp(prefix="connector-chromium-"))
         try:
-            dom = subprocess.run(
-                ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--no-first-run",
-                 "--disable-component-update", "--disable-sync", "--disable-quic",
-                 f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                 "--virtual-time-budget=15000", "--dump-dom",
-                 f"http://127.0.0.1:{server.server_address[1]}/index.html"],
-                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+            dom = chromium_dom(f"http://127.0.0.1:{server.server_address[1]}/index.html", 15000)
         finally:
             server.shutdown()
             shutil.rmtree(site, ignore_errors=True)
-            shutil.rmtree(profile, ignore_errors=True)
         text = re.search(r'<pre id="out">([^<]*)</pre>', dom)
         self.assertIsNotNone(text, dom[-2000:])
         self.assertRegex(text.group(1), r"^status=200 networks=2 request_id=[0-9a-f]{32} "

@@ -22,7 +22,7 @@ from itertools import count
 from pathlib import Path
 
 from fixture import Fixture
-from harness import REPO, Stack, await_true
+from harness import REPO, Stack, await_true, chromium_dom
 
 fixture = Fixture()
 stack = None
@@ -154,6 +154,13 @@ def new_record(source_id):
     return new_id, new_hash
 
 
+def address_in_flight():
+    """The deposit address of a record in flight, and the id of a record of it (to copy)."""
+    _, _, address = record_in_flight()
+    source = stack.sql(f"SELECT MIN(id) FROM history WHERE source_deposit_address = '{address}'")
+    return address, int(source[0][0])
+
+
 def record_in_flight():
     """A record that is not final yet, and so may still change: (id, hash, deposit address)."""
     row = stack.sql("SELECT id, hash, source_deposit_address FROM history "
@@ -222,9 +229,7 @@ class RecordEvents(unittest.TestCase):
 
 class AddressEvents(unittest.TestCase):
     def test_nothing_until_the_next_change_then_each_record_of_the_address(self):
-        _, _, address = record_in_flight()
-        source = int(stack.sql(f"SELECT MIN(id) FROM history "
-                               f"WHERE source_deposit_address = '{address}'")[0][0])
+        address, source = address_in_flight()
         subscriber = Subscriber(f"/v1/history/events?address={address.lower()}")
         try:
             self.assertEqual(subscriber.status, 200)
@@ -239,9 +244,7 @@ class AddressEvents(unittest.TestCase):
             subscriber.close()
 
     def test_a_reconnection_gets_the_recent_events_again_and_so_what_it_missed(self):
-        _, _, address = record_in_flight()
-        source = int(stack.sql(f"SELECT MIN(id) FROM history "
-                               f"WHERE source_deposit_address = '{address}'")[0][0])
+        address, source = address_in_flight()
         subscriber = Subscriber(f"/v1/history/events?address={address}")
         try:
             new_record(source)
@@ -293,9 +296,7 @@ class Validation(unittest.TestCase):
 
 class Publisher(unittest.TestCase):
     def test_killed_publisher_and_hung_database_lose_and_repeat_nothing(self):
-        _, _, address = record_in_flight()
-        source = int(stack.sql(f"SELECT MIN(id) FROM history "
-                               f"WHERE source_deposit_address = '{address}'")[0][0])
+        address, source = address_in_flight()
         subscriber = Subscriber(f"/v1/history/events?address={address}")
         expected = []
 
@@ -348,8 +349,6 @@ class Browser(unittest.TestCase):
     def test_chromium_follows_a_record_with_eventsource(self):
         """A page of another origin subscribes with EventSource; a status change written to
         MariaDB reaches it; each event equals the by-hash answer, its lastEventId the seq."""
-        if shutil.which("chromium") is None:
-            raise AssertionError("chromium not found: scripts/install-deps installs it")
         history_id, record_hash = new_record(3)
         stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
         before = (newest_seq(history_id), by_hash(record_hash))
@@ -375,21 +374,11 @@ class Browser(unittest.TestCase):
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                                  partial(Site, directory=str(site)))
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        profile = Path(tempfile.mkdtemp(prefix="connector-chromium-"))
         try:
-            dom = subprocess.run(
-                ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--no-first-run",
-                 "--disable-component-update", "--disable-sync", "--disable-quic",
-                 f"--user-data-dir={profile}", "--proxy-server=127.0.0.1:9",
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                 "--virtual-time-budget=20000", "--dump-dom",
-                 f"http://127.0.0.1:{server.server_address[1]}/index.html"],
-                capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL).stdout
+            dom = chromium_dom(f"http://127.0.0.1:{server.server_address[1]}/index.html", 20000)
         finally:
             server.shutdown()
             shutil.rmtree(site, ignore_errors=True)
-            shutil.rmtree(profile, ignore_errors=True)
         text = re.search(r'<pre id="out">([^<]*)</pre>', dom)
         self.assertIsNotNone(text, dom[-2000:])
         events = json.loads(text.group(1).replace("&quot;", '"').replace("&amp;", "&"))
