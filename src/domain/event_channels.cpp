@@ -14,6 +14,7 @@ std::vector<std::string> address_channels(const HistoryRecord& record) {
   std::vector<std::string> channels;
   for (const auto* address :
        {&record.source_deposit_address, &record.source_sender, &record.destination_address}) {
+    if (address->empty()) continue;  // not recorded (yet): no channel
     auto channel = address_channel(*address);
     if (std::find(channels.begin(), channels.end(), channel) == channels.end()) {
       channels.push_back(std::move(channel));

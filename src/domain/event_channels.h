@@ -16,7 +16,7 @@ namespace connector::domain {
 std::string record_channel(std::string_view hash);
 std::string address_channel(std::string_view address);
 // The channels of the addresses a record involves, each once: its deposit address, its
-// sender, its destination.
+// sender, its destination (an empty one has none).
 std::vector<std::string> address_channels(const HistoryRecord& record);
 
 }  // namespace connector::domain

@@ -1,5 +1,8 @@
 #include "events/cursor_file.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -26,15 +29,27 @@ std::optional<std::uint64_t> read_cursor_file(const std::string& path) {
 }
 
 void write_cursor_file(const std::string& path, std::uint64_t seq) {
-  const std::string next = path + ".next";
-  {
-    std::ofstream out(next, std::ios::trunc);
-    out << seq << '\n';
-    out.flush();
-    if (!out) throw std::runtime_error(next + ": cannot write: " + std::strerror(errno));
+  // A name of this process's own beside it (two processes may write during a hand-over), made
+  // durable before it replaces the file, and the rename made durable too.
+  const std::string next = path + ".next." + std::to_string(::getpid());
+  const std::string text = std::to_string(seq) + "\n";
+  const int fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0) throw std::runtime_error(next + ": cannot write: " + std::strerror(errno));
+  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                       ::fsync(fd) == 0;
+  const int error = errno;
+  ::close(fd);
+  if (!written || std::rename(next.c_str(), path.c_str()) != 0) {
+    const int cause = written ? errno : error;
+    ::unlink(next.c_str());
+    throw std::runtime_error(path + ": cannot replace: " + std::strerror(cause));
   }
-  if (std::rename(next.c_str(), path.c_str()) != 0) {
-    throw std::runtime_error(path + ": cannot replace: " + std::strerror(errno));
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
   }
 }
 

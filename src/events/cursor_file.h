@@ -1,7 +1,7 @@
 #pragma once
 // The publisher's position in the change feed, kept in a file (events_cursor_file) so that a
 // restart of the whole service resumes where it stopped: one decimal number and a newline,
-// replaced whole (written beside, then renamed over).
+// replaced whole (written beside under the process's own name, synced, then renamed over).
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -19,8 +19,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr std::int64_t kCursorFileEveryMs = 1000;
-
 }  // namespace
 
 EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
@@ -43,7 +41,7 @@ void EventPublisher::start() {
 void EventPublisher::stop() {
   loop_.stop();
   if (!board_.publisher.held_by(pid_)) return;
-  save_cursor(/*now=*/true);
+  save_cursor();
   board_.publisher.release(pid_);
 }
 
@@ -64,8 +62,9 @@ milliseconds EventPublisher::round() {
       util::log_warning(std::string("the event publisher waits: ") + e.what());
     }
   }
+  if (!board_.publisher.held_by(pid_)) return every;  // lost mid-round: the new holder's now
   board_.publisher.beat(util::monotonic_ms());
-  save_cursor(/*now=*/false);
+  save_cursor();
   return more ? milliseconds(0) : every;
 }
 
@@ -76,8 +75,8 @@ bool EventPublisher::work() {
         db::connection_options(config_.db, config_.worker.request_timeout_ms));
   }
   if (!nchan_) {
-    nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher,
-                                           milliseconds(config_.worker.request_timeout_ms));
+    // A second per request: a publish (its render included) stays well inside the lease.
+    nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher, kPublishTimeout);
   }
   db_->set_deadline(db::deadline_from_now(config_));
   if (!board_.cursor_known.load()) resume();
@@ -92,7 +91,15 @@ bool EventPublisher::work() {
 void EventPublisher::resume() {
   std::optional<std::uint64_t> cursor;
   if (!config_.worker.events_cursor_file.empty()) {
-    cursor = read_cursor_file(config_.worker.events_cursor_file);
+    try {
+      cursor = read_cursor_file(config_.worker.events_cursor_file);
+    } catch (const std::exception& e) {
+      // Damaged (a disk that lost its last write): the feed's end rather than no events at all.
+      util::log_error(std::string("the event publisher's cursor file is unreadable, starting at "
+                                  "the feed's end (changes since it was written are not "
+                                  "published): ") +
+                      e.what());
+    }
   }
   if (!cursor) cursor = db::feed_end(*db_);
   board_.cursor.store(*cursor);
@@ -102,7 +109,10 @@ void EventPublisher::resume() {
 }
 
 void EventPublisher::publish_snapshots() {
+  // What was asked for when the round began; what is asked for meanwhile, at the next round.
   for (const std::uint64_t id : board_.take_snapshot_requests()) {
+    if (!board_.publisher.held_by(pid_)) return;
+    board_.publisher.beat(util::monotonic_ms());
     const auto state = db::find_record_state(*db_, id);
     // A change not published yet carries this state: it goes out with the feed, in order.
     if (!state || state->seq > board_.cursor.load()) continue;
@@ -132,11 +142,15 @@ bool EventPublisher::publish_changes() {
                       " (a hole that did not fill within events_gap_wait_ms, or changes trimmed "
                       "before they were published)");
   }
+  std::uint64_t at = cursor;
   for (std::size_t i = 0; i < verdict.publish; ++i) {
     // Stalled past the lease, another process publishes now: not both.
     if (!board_.publisher.held_by(pid_)) return false;
     if (changes[i].record) publish(*changes[i].record, changes[i].seq, /*to_addresses=*/true);
-    board_.cursor.store(changes[i].seq);
+    // Moved only from where this process found it: a holder that lost the lease mid-publish
+    // never moves the new holder's cursor back.
+    if (!board_.cursor.compare_exchange_strong(at, changes[i].seq)) return false;
+    at = changes[i].seq;
     board_.changes_published.fetch_add(1);
     board_.publisher.beat(util::monotonic_ms());
   }
@@ -149,23 +163,28 @@ void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
   json::JsonWriter writer(buffer);
   api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
   const auto body = event_body({buffer.GetString(), buffer.GetSize()}, seq);
-  nchan_->publish_to_record(domain::record_channel(record.hash), body);
-  if (to_addresses) nchan_->publish_to_addresses(domain::address_channels(record), body);
+  // A change whose record channel took it but whose addresses' did not is retried from the
+  // addresses: the record's subscribers do not get it twice.
+  if (!to_addresses || record_published_ != seq) {
+    nchan_->publish_to_record(domain::record_channel(record.hash), body);
+  }
+  if (!to_addresses) return;
+  record_published_ = seq;
+  board_.publisher.beat(util::monotonic_ms());
+  const auto channels = domain::address_channels(record);
+  if (!channels.empty()) nchan_->publish_to_addresses(channels, body);
 }
 
-void EventPublisher::save_cursor(bool now) {
+void EventPublisher::save_cursor() {
   const auto& path = config_.worker.events_cursor_file;
-  if (path.empty() || !board_.cursor_known.load()) return;
+  if (path.empty() || !board_.cursor_known.load() || !board_.publisher.held_by(pid_)) return;
   const std::uint64_t cursor = board_.cursor.load();
-  const std::int64_t at = util::monotonic_ms();
-  if (cursor == saved_cursor_ || (!now && at - saved_at_ms_ < kCursorFileEveryMs)) return;
+  if (cursor == saved_cursor_) return;
   try {
     write_cursor_file(path, cursor);
     saved_cursor_ = cursor;
-    saved_at_ms_ = at;
   } catch (const std::exception& e) {
     util::log_warning(std::string("the event publisher cannot keep its cursor: ") + e.what());
-    saved_at_ms_ = at;  // tried: again in a second, not at every round
   }
 }
 

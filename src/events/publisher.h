@@ -7,15 +7,20 @@
 // the node's read server, in seq order (events/feed_order.h for holes), renders each changed
 // record as /v1/history/hash does and publishes it on the record's channel and then on its
 // addresses' (domain/event_channels.h, events/event_body.h), moving the cursor past each change
-// once both are published. The cursor lives in the scoreboard, so a process that takes over resumes
-// exactly there, and in events_cursor_file (at most a second behind, and at a clean stop) for a
-// restart of the service. A hung or lost database or nchan pauses it: it retries the same change
-// next round, and subscribers, held by nginx, are not touched.
+// once both are published. The cursor lives in the scoreboard, moved after each change and only
+// by the holder (a compare-and-swap from where it found it), so a process that takes over
+// resumes exactly there; and in events_cursor_file, written at the end of each round that moved
+// it, for a restart of the service. A hung or lost database or nchan pauses it: it retries the
+// same change next round (from its addresses' channels when its record's took it), and
+// subscribers, held by nginx, are not touched. Delivery is exactly once while the holder lives;
+// a holder that dies or stalls past the lease in the middle of a publish, or a service killed
+// before its round's cursor file, repeats that change or round, with the same id.
 //
-// It also answers the snapshot requests of the worker threads (api/events.cpp): a record whose
-// channel holds no message (never changed since nginx started, or expired) gets its current
-// state published there, so that a new subscriber's first event is the record. Only this
-// thread publishes, so such a state never lands after a newer change of the same record.
+// It also answers the snapshot requests of the worker threads (api/event_stream.h): a record
+// whose channel holds no message (never changed since nginx started, or expired) gets its
+// current state published there, so that a new subscriber's first event is the record. Only the
+// lease's holder publishes, checking it before each record, so such a state does not land after
+// a newer change of the same record.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -34,7 +39,8 @@ namespace connector::events {
 class EventPublisher {
  public:
   static constexpr std::chrono::milliseconds kLease{5000};
-  static constexpr std::uint32_t kBatch = 500;  // changes read per statement
+  static constexpr std::uint32_t kBatch = 500;                       // changes read per statement
+  static constexpr std::chrono::milliseconds kPublishTimeout{1000};  // one request to nchan
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
                  db::ReferenceCache& reference, metrics::EventsBoard& board);
@@ -55,7 +61,8 @@ class EventPublisher {
   void publish_snapshots();
   bool publish_changes();
   void publish(const domain::HistoryRecord& record, std::uint64_t seq, bool to_addresses);
-  void save_cursor(bool now);
+  // Writes the cursor file when the cursor moved (each round, and at a clean stop).
+  void save_cursor();
 
   const config::Config& config_;
   db::CircuitBreakers& breakers_;
@@ -68,7 +75,7 @@ class EventPublisher {
   FeedOrder order_;
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;
-  std::int64_t saved_at_ms_ = 0;
+  std::uint64_t record_published_ = 0;  // the change last published to its record's channel
   bool behind_logged_ = false;
   db::BackgroundLoop loop_;
 };

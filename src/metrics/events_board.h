@@ -11,7 +11,9 @@
 
 namespace connector::metrics {
 
-inline constexpr std::size_t kSnapshotRequestSlots = 64;
+// Records waiting for their first event at once: after an nginx restart every record stream
+// reconnects; the publisher empties the slots as it serves them, so more wait their turn.
+inline constexpr std::size_t kSnapshotRequestSlots = 256;
 
 struct EventsBoard {
   Lease publisher;

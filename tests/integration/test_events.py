@@ -9,6 +9,7 @@ import http.server
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -295,7 +296,7 @@ class Validation(unittest.TestCase):
 
 
 class Publisher(unittest.TestCase):
-    def test_killed_publisher_and_hung_database_lose_and_repeat_nothing(self):
+    def test_a_killed_publisher_and_a_hung_database_under_writes_lose_and_repeat_nothing(self):
         address, source = address_in_flight()
         subscriber = Subscriber(f"/v1/history/events?address={address}")
         expected = []
@@ -306,27 +307,57 @@ class Publisher(unittest.TestCase):
                 expected.append(newest_seq(history_id))
                 time.sleep(0.05)
 
+        def writing(n):
+            writer = threading.Thread(target=write, args=(n,))
+            writer.start()
+            return writer
+
         try:
-            write(5)
+            write(3)
             subscriber.wait_events(len(expected))
+            # The publisher's process killed while changes are being written.
+            writer = writing(10)
+            time.sleep(0.2)
             old = publisher_pid()
             os.kill(old, signal.SIGKILL)
-            write(5)
+            writer.join(60)
             await_true(lambda: publisher_pid() not in (0, old), seconds=20,
                        what="another process publishing")
-            write(5)
+            # The database hung for longer than the publisher's lease, writes queued behind it.
             mariadb = int((stack.db_dir / "mysqld.pid").read_text())
             os.kill(mariadb, signal.SIGSTOP)
             try:
-                time.sleep(3)  # the publisher waits on it; the stream stays open
+                writer = writing(5)
+                time.sleep(6)
             finally:
                 os.kill(mariadb, signal.SIGCONT)
-            write(5)
-            subscriber.wait_events(len(expected), seconds=20)
+            writer.join(60)
+            write(3)
+            subscriber.wait_events(len(expected), seconds=30)
             time.sleep(1)
+            self.assertEqual(len(expected), 21)
             self.assertEqual([e[0] for e in subscriber.events], expected)
         finally:
             subscriber.close()
+
+    def test_a_client_holds_at_most_twenty_streams(self):
+        _, record_hash, _ = record_in_flight()
+        streams = [Subscriber(f"/v1/history/hash/events?hash={record_hash}") for _ in range(20)]
+        try:
+            self.assertEqual({s.status for s in streams}, {200})
+            refused = stack.get(f"/v1/history/hash/events?hash={record_hash}",
+                                headers={"Accept": "text/event-stream"})
+            self.assertEqual((refused.status, refused.json()["error"]["code"]),
+                             (429, "rate_limited"))
+        finally:
+            for stream in streams:
+                stream.close()
+        # Closed streams free their places.
+        def one_more():
+            stream = Subscriber(f"/v1/history/hash/events?hash={record_hash}")
+            stream.close()
+            return stream.status == 200
+        await_true(one_more, what="a stream once the others closed")
 
 
 PAGE = """<!doctype html><html><body><pre id="out">pending</pre><script>
@@ -415,16 +446,22 @@ class TypedClientHelper(unittest.TestCase):
             handovers = hand_overs()
             follower = subprocess.Popen(["node", work / "js" / "events-test.mjs", stack.base_url,
                                          record_hash, "3"], stdout=subprocess.PIPE, text=True)
+
+            def next_line():
+                ready, _, _ = select.select([follower.stdout], [], [], 30)
+                self.assertTrue(ready, "no event from the helper within 30 s")
+                return json.loads(follower.stdout.readline())
+
             try:
-                lines = [json.loads(follower.stdout.readline())]
+                lines = [next_line()]
                 stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
-                lines.append(json.loads(follower.stdout.readline()))
+                lines.append(next_line())
                 seqs = [newest_seq(history_id)]
                 os.kill(int((stack.nginx_prefix / "nginx.pid").read_text()), signal.SIGHUP)
                 time.sleep(2)  # the helper reconnects; the record's state again is a repeat
                 stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
                 seqs.append(newest_seq(history_id))
-                lines.append(json.loads(follower.stdout.readline()))
+                lines.append(next_line())
                 self.assertEqual(follower.wait(timeout=30), 0)
             finally:
                 follower.kill()
@@ -454,16 +491,24 @@ class ReadmeExample(unittest.TestCase):
         new_id = next(_next_id)
         stack.copy_history_row(int(pending[0][0]), new_id, record_hash)
         wait_published(newest_seq(new_id))
-        command = curl.replace("curl -N", "curl -sS -N -m 4").replace(
+        command = curl.replace("curl -N", "curl -sS -N -m 60").replace(
             "http://127.0.0.1:8080", stack.base_url)
         process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE)
+        output = b""
         try:
-            time.sleep(1.5)
-            stack.sql(statement)
-            changed = (newest_seq(new_id), by_hash(record_hash))
-            output = process.communicate(timeout=30)[0]
+            # The record as it is first; then the README's statement, then its change.
+            for expect in (1, 2):
+                while len(re.findall(rb"\rid: [0-9]+\n", output)) < expect:
+                    ready, _, _ = select.select([process.stdout], [], [], 30)
+                    self.assertTrue(ready, f"event {expect} not within 30 s: {output!r}")
+                    output += os.read(process.stdout.fileno(), 65536)
+                if expect == 1:
+                    stack.sql(statement)
+                    changed = (newest_seq(new_id), by_hash(record_hash))
         finally:
             process.kill()
+            process.wait()
+            process.stdout.close()
         events = re.findall(rb"^data: (.*)\rid: ([0-9]+)$", output, re.M)
         self.assertEqual(len(events), 2, output)
         self.assertIn(b'"status":"Pending"', events[0][0])

@@ -75,6 +75,9 @@ BOOST_AUTO_TEST_CASE(channels_are_lower_case_and_each_address_once) {
   const std::vector<std::string> expected = {"a:0xabc0000000000000000000000000000000000001",
                                              "a:0xabc0000000000000000000000000000000000002"};
   BOOST_TEST(domain::address_channels(record) == expected, boost::test_tools::per_element());
+  record.destination_address.clear();  // not recorded yet: no channel "a:"
+  record.source_sender.clear();
+  BOOST_TEST(domain::address_channels(record).size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(the_cursor_file_is_one_number_replaced_whole) {

@@ -75,8 +75,9 @@ async function* rawEvents(response: Response): AsyncGenerator<RawEvent> {
   }
 }
 
-// Follows one stream (recordEventsUrl or addressEventsUrl) until options.signal aborts; an
-// error answer (400, 404, 429) ends it with an Error naming the status.
+// Follows one stream (recordEventsUrl or addressEventsUrl) until options.signal aborts. A 429 or
+// a 5xx is waited out (Retry-After, else retryMs); any other error answer (400, 404) ends it with
+// an Error naming the status.
 export async function* followEvents(url: string, options: FollowOptions = {}): AsyncGenerator<RecordEvent> {
   let last = -1;
   while (!options.signal?.aborted) {
@@ -88,6 +89,14 @@ export async function* followEvents(url: string, options: FollowOptions = {}): A
     } catch {
       if (options.signal?.aborted) return;
       await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 1000));
+      continue;
+    }
+    if (response.status === 429 || response.status >= 500) {
+      // Busy or restarting (a 503 names its wait in Retry-After): again, later.
+      const after = Number(response.headers.get("retry-after") ?? "");
+      await response.body?.cancel();
+      await new Promise((resolve) =>
+        setTimeout(resolve, Number.isFinite(after) && after > 0 ? after * 1000 : (options.retryMs ?? 1000)));
       continue;
     }
     if (response.status !== 200) {
