@@ -7,7 +7,10 @@
 --
 -- Written by triggers on the primary; with row-based replication a replica applies the rows the
 -- triggers wrote (its own triggers do not fire for replicated row events), so every server
--- holds the same seq for the same change and each node's publisher reads its own server.
+-- holds the same seq for the same change and each node's publisher reads its own server. The
+-- triggers write nothing where the server is read_only (a replica): a change made there by hand
+-- would take a seq the primary's next change replicates with, and stop replication on a
+-- duplicate key. A promoted replica (read_only off) writes the feed from then on.
 --
 -- seq comes from AUTO_INCREMENT when the row is inserted, not when its transaction commits:
 -- a change can become visible after a higher seq (two writers), and a rolled-back change
@@ -34,7 +37,7 @@ CREATE TABLE history_changes (
 DELIMITER //
 CREATE TRIGGER history_changes_insert AFTER INSERT ON history FOR EACH ROW
 BEGIN
-  IF @connector_bulk_load IS NULL THEN
+  IF @connector_bulk_load IS NULL AND @@global.read_only = 0 THEN
     INSERT INTO history_changes (history_id, changed_us)
       VALUES (NEW.id, UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)));
   END IF;
@@ -42,7 +45,7 @@ END//
 
 CREATE TRIGGER history_changes_update AFTER UPDATE ON history FOR EACH ROW
 BEGIN
-  IF @connector_bulk_load IS NULL AND NOT (NEW.hash <=> OLD.hash
+  IF @connector_bulk_load IS NULL AND @@global.read_only = 0 AND NOT (NEW.hash <=> OLD.hash
       AND NEW.pair_id <=> OLD.pair_id
       AND NEW.source_chain <=> OLD.source_chain
       AND NEW.destination_chain <=> OLD.destination_chain
