@@ -296,7 +296,7 @@ class Validation(unittest.TestCase):
 
 
 class Publisher(unittest.TestCase):
-    def test_a_killed_publisher_and_a_hung_database_under_writes_lose_and_repeat_nothing(self):
+    def test_a_killed_publisher_and_a_hung_database_under_writes_lose_nothing(self):
         address, source = address_in_flight()
         subscriber = Subscriber(f"/v1/history/events?address={address}")
         expected = []
@@ -336,7 +336,14 @@ class Publisher(unittest.TestCase):
             subscriber.wait_events(len(expected), seconds=30)
             time.sleep(1)
             self.assertEqual(len(expected), 21)
-            self.assertEqual([e[0] for e in subscriber.events], expected)
+            # Every change, in order. Delivery is at least once across a killed holder (docs/
+            # events.md): the change it was publishing at that instant may come again, with the
+            # same id, which a client passes over; nothing else repeats.
+            seen, repeats = [], []
+            for event_id, _ in subscriber.events:
+                (repeats if event_id in seen else seen).append(event_id)
+            self.assertEqual(seen, expected)
+            self.assertLessEqual(len(repeats), 1, repeats)
         finally:
             subscriber.close()
 
