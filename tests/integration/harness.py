@@ -835,6 +835,29 @@ def wait_for(predicate, seconds=15, step=0.1):
     return False
 
 
+def hang(pid, seconds=10):
+    """Stops a process with SIGSTOP (a hung server) and returns time.monotonic() once every
+    thread of it is stopped. kill() returns before that: the stop begins when one thread of the
+    process next runs, and on a busy machine another thread can still answer a query for a few
+    milliseconds meanwhile, so a test's "stopped at" is taken here."""
+    os.kill(pid, signal.SIGSTOP)
+    await_true(lambda: _every_thread_stopped(pid), seconds, 0.001, f"process {pid} stopped")
+    return time.monotonic()
+
+
+def _every_thread_stopped(pid):
+    tasks = Path(f"/proc/{pid}/task")
+    for task in tasks.iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except FileNotFoundError:  # a thread that ended
+            continue
+        # The state follows the command name, which is in parentheses and may hold any byte.
+        if stat.rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+            return False
+    return True
+
+
 def await_true(predicate, seconds=15, step=0.1, what=""):
     """wait_for() that fails the test (AssertionError) when predicate does not hold within
     `seconds`."""

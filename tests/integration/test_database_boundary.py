@@ -30,7 +30,7 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import Stack, StackError, endpoint_params, wait_for
+from harness import Stack, StackError, endpoint_params, hang, wait_for
 from load_client import Load, Target
 
 fixture = Fixture()
@@ -130,8 +130,7 @@ class HungDatabase(unittest.TestCase):
         sequential = []
         with memory, database:
             time.sleep(1)
-            os.kill(pid, signal.SIGSTOP)
-            stopped = time.monotonic()
+            stopped = hang(pid)
             try:
                 time.sleep(STOPPED_SECONDS - 1)
                 for _ in range(5):

@@ -7,7 +7,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack, wait_for
+from harness import Stack, hang, wait_for
 
 stack = None
 fixture = Fixture()
@@ -85,7 +85,7 @@ class SupplyDuringAnOutage(unittest.TestCase):
             mariadb = int((s.db_dir / "mysqld.pid").read_text())
             # A hung server (SIGSTOP) rather than a stopped one: no reload succeeds from the
             # signal on, and the signal takes no time, unlike a shutdown.
-            os.kill(mariadb, signal.SIGSTOP)
+            hang(mariadb)
             try:
                 answers = []  # (sent, received, answer) on time.monotonic()
                 while True:

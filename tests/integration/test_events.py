@@ -23,7 +23,7 @@ from itertools import count
 from pathlib import Path
 
 from fixture import Fixture
-from harness import REPO, Stack, await_true, chromium_dom
+from harness import REPO, Stack, await_true, chromium_dom, hang
 
 fixture = Fixture()
 stack = None
@@ -325,7 +325,7 @@ class Publisher(unittest.TestCase):
                        what="another process publishing")
             # The database hung for longer than the publisher's lease, writes queued behind it.
             mariadb = int((stack.db_dir / "mysqld.pid").read_text())
-            os.kill(mariadb, signal.SIGSTOP)
+            hang(mariadb)
             try:
                 writer = writing(5)
                 time.sleep(6)

@@ -19,7 +19,7 @@ import unittest
 import uuid
 
 from fixture import Fixture
-from harness import Stack, await_true, fcgi_get, prometheus
+from harness import Stack, await_true, fcgi_get, hang, prometheus
 
 MAX_LAG_S = 4
 # The bound on a stopped replica's staleness is MAX_LAG_S plus one probe interval; a
@@ -177,7 +177,7 @@ class ReplicaLag(unittest.TestCase):
     def test_a_hung_primary_leaves_a_current_replica_in_rotation(self):
         record = new_row(replica_only=True)
         primary_pid = int((stack.db_dir / "mysqld.pid").read_text())
-        os.kill(primary_pid, signal.SIGSTOP)
+        hang(primary_pid)
         try:
             # Measured against the newest time the primary is known to have written, the
             # replica is current: it stays in, and reads go on from it.

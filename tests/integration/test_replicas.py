@@ -17,7 +17,7 @@ import uuid
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import READ_USER, WRITE_USER, Stack, _free_port, prometheus, wait_for
+from harness import READ_USER, Stack, WRITE_USER, _free_port, hang, prometheus, wait_for
 
 stack = None
 fixture = Fixture()
@@ -231,7 +231,7 @@ class Failover(unittest.TestCase):
         try:
             stack.start_worker()
             self.assertEqual(mixed_requests(20), {200: 20})
-            os.kill(pid, signal.SIGSTOP)
+            hang(pid)
             timings = []
             for i in range(30):
                 started = time.monotonic()
