@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,17 +44,38 @@ def valgrind_command(log_file):
 
 
 def run_unit_tests(log_dir):
-    """Each unit-test binary of the build under valgrind; returns the names that failed."""
-    failed = []
-    for binary in sorted((BUILD_DIR / "tests").glob("test_*")):
-        if not (binary.is_file() and os.access(binary, os.X_OK)):
-            continue
+    """Each unit-test binary of the build under valgrind, one per core at a time (ctest runs
+    nothing beside memcheck); returns the names that failed."""
+    binaries = [b for b in sorted((BUILD_DIR / "tests").glob("test_*"))
+                if b.is_file() and os.access(b, os.X_OK)]
+
+    def run(binary):
         result = subprocess.run(valgrind_command(f"{log_dir}/unit.{binary.name}.log")
                                 + [str(binary)], capture_output=True, text=True, timeout=600,
                                 stdin=subprocess.DEVNULL)
         if result.returncode != 0:
-            failed.append(f"{binary.name} exited {result.returncode}:\n{result.stdout[-3000:]}")
-    return failed
+            return f"{binary.name} exited {result.returncode}:\n{result.stdout[-3000:]}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return [failure for failure in pool.map(run, binaries) if failure]
+
+
+def run_test_modules(tests, env):
+    """Each test module in a unittest process of its own, two at a time (each starts its own
+    stack: MariaDB, the worker under valgrind, nginx); returns the modules that failed."""
+    def run(module):
+        result = subprocess.run([sys.executable, "-m", "unittest", module], cwd=HERE, env=env,
+                                stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                                timeout=1200)
+        print(f"memcheck: {module}: {'passed' if result.returncode == 0 else 'FAILED'}",
+              flush=True)
+        if result.returncode != 0:
+            return f"{module}:\n{result.stderr[-6000:]}"
+        return None
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return [failure for failure in pool.map(run, tests) if failure]
 
 
 def check_logs(log_dir):
@@ -86,11 +108,12 @@ def main(tests, unit):
     wrapper = shlex.join(valgrind_command(f"{log_dir}/worker.%p.log"))
     env = dict(os.environ, CONNECTOR_WORKER_WRAPPER=wrapper)
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "unittest", *tests], cwd=HERE, env=env,
-                            stdin=subprocess.DEVNULL, timeout=1200)
+    tests_failed = run_test_modules(tests, env)
     workers = len(list(log_dir.glob("worker.*.log")))
-    print(f"memcheck: {' '.join(tests)}: tests {'passed' if result.returncode == 0 else 'FAILED'}"
-          f" in {time.monotonic() - started:.0f} s, {workers} worker processes")
+    print(f"memcheck: {len(tests)} test modules, {len(tests_failed)} failed, in "
+          f"{time.monotonic() - started:.0f} s, {workers} worker processes")
+    for failure in tests_failed:
+        print(f"memcheck: {failure}", flush=True)
     count, problems = check_logs(log_dir)
     print(f"memcheck: {count} valgrind logs, {count - len(problems)} with 0 errors", flush=True)
     for problem in problems:
@@ -99,7 +122,7 @@ def main(tests, unit):
         problems.append("no valgrind log: the worker never ran under valgrind")
     if unit and units == 0:
         problems.append(f"no unit-test binary in {BUILD_DIR / 'tests'}")
-    failed = result.returncode != 0 or bool(problems) or bool(unit_failed)
+    failed = bool(tests_failed) or bool(problems) or bool(unit_failed)
     if failed or os.environ.get("CONNECTOR_MEMCHECK_KEEP") == "1":
         print(f"memcheck: logs kept in {log_dir}", flush=True)
     else:

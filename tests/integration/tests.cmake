@@ -1,6 +1,9 @@
 # Integration tests: every tests/integration/test_*.py is one ctest entry, integration.<name>,
 # that drives the real stack (private MariaDB, connector-worker, nginx) through harness.py with
-# the binaries of this build tree. They share loopback ports and CPU, so they run one at a time.
+# the binaries of this build tree. Each stack takes free ports and a temporary directory of its
+# own, so two tests can run at once (ctest -j2): most of a test's time is spent waiting on
+# servers starting and stopping. The tests that load the machine or measure time alone
+# (CONNECTOR_EXCLUSIVE_TESTS) run with nothing beside them.
 #
 # Only in the plain (not sanitized) build, so that each runs once and with release timings:
 #   integration.test_faults, integration.test_soak  faults and a short soak under load
@@ -17,6 +20,11 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter)
 set(CONNECTOR_INTEGRATION_ENV
     "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
 set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
+# Alone: the load tests, and the tests whose assertions bound a latency, an interval or a
+# recovery time (a second test beside them would only add noise to what they measure).
+set(CONNECTOR_EXCLUSIVE_TESTS ${CONNECTOR_LOAD_TESTS} test_database_boundary test_events
+    test_fcgi_slowloris test_fcgi_connections test_replica_lag test_replicas test_db_restart
+    test_systemd test_worker_pool)
 set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
     test_replica_lag test_fleet test_events)
 
@@ -38,10 +46,14 @@ foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)
   if(test_name IN_LIST CONNECTOR_FAULT_TESTS)
     list(APPEND labels fault)
   endif()
+  set(alone FALSE)
+  if(test_name IN_LIST CONNECTOR_EXCLUSIVE_TESTS)
+    set(alone TRUE)
+  endif()
   set_tests_properties(integration.${test_name} PROPERTIES
     ENVIRONMENT "${CONNECTOR_INTEGRATION_ENV}"
     TIMEOUT ${timeout}
-    RUN_SERIAL TRUE
+    RUN_SERIAL ${alone}
     LABELS "${labels}")
 endforeach()
 
@@ -55,3 +67,9 @@ if(NOT CONNECTOR_SANITIZE)
     RUN_SERIAL TRUE
     LABELS "integration;slow")
 endif()
+# cpack builds the tree's preinstall target before it packages: one at a time in a tree.
+foreach(test_name test_package test_install_docs)
+  if(TEST integration.${test_name})
+    set_tests_properties(integration.${test_name} PROPERTIES RESOURCE_LOCK cpack_build_tree)
+  endif()
+endforeach()
