@@ -839,21 +839,25 @@ def hang(pid, seconds=10):
     """Stops a process with SIGSTOP (a hung server) and returns time.monotonic() once every
     thread of it is stopped. kill() returns before that: the stop begins when one thread of the
     process next runs, and on a busy machine another thread can still answer a query for a few
-    milliseconds meanwhile, so a test's "stopped at" is taken here."""
+    milliseconds meanwhile, so a test's "stopped at" is taken here. Should the stop not be seen
+    in `seconds`, the process is continued before the test fails."""
     os.kill(pid, signal.SIGSTOP)
-    await_true(lambda: _every_thread_stopped(pid), seconds, 0.001, f"process {pid} stopped")
+    try:
+        await_true(lambda: _every_thread_stopped(pid), seconds, 0.001, f"process {pid} stopped")
+    except BaseException:
+        os.kill(pid, signal.SIGCONT)
+        raise
     return time.monotonic()
 
 
 def _every_thread_stopped(pid):
-    tasks = Path(f"/proc/{pid}/task")
-    for task in tasks.iterdir():
+    for task in Path(f"/proc/{pid}/task").iterdir():
         try:
-            stat = (task / "stat").read_text()
-        except FileNotFoundError:  # a thread that ended
+            stat = (task / "stat").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):  # a thread that ended
             continue
         # The state follows the command name, which is in parentheses and may hold any byte.
-        if stat.rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+        if stat.rsplit(b")", 1)[1].split()[0] not in (b"T", b"t"):
             return False
     return True
 

@@ -44,8 +44,8 @@ def valgrind_command(log_file):
 
 
 def run_unit_tests(log_dir):
-    """Each unit-test binary of the build under valgrind, one per core at a time (ctest runs
-    nothing beside memcheck); returns the names that failed."""
+    """Each unit-test binary of the build under valgrind, two at a time on two cores or more
+    (ctest runs nothing beside memcheck); returns the names that failed."""
     binaries = [b for b in sorted((BUILD_DIR / "tests").glob("test_*"))
                 if b.is_file() and os.access(b, os.X_OK)]
 
@@ -57,7 +57,7 @@ def run_unit_tests(log_dir):
             return f"{binary.name} exited {result.returncode}:\n{result.stdout[-3000:]}"
         return None
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=min(2, len(os.sched_getaffinity(0)))) as pool:
         return [failure for failure in pool.map(run, binaries) if failure]
 
 

@@ -84,7 +84,7 @@ class SupplyDuringAnOutage(unittest.TestCase):
             self.assertEqual(first.status, 200)
             mariadb = int((s.db_dir / "mysqld.pid").read_text())
             # A hung server (SIGSTOP) rather than a stopped one: no reload succeeds from the
-            # signal on, and the signal takes no time, unlike a shutdown.
+            # stop on (hang() returns once it holds), and it takes no time, unlike a shutdown.
             hang(mariadb)
             try:
                 answers = []  # (sent, received, answer) on time.monotonic()

@@ -1,8 +1,8 @@
 # Integration tests: every tests/integration/test_*.py is one ctest entry, integration.<name>,
 # that drives the real stack (private MariaDB, connector-worker, nginx) through harness.py with
 # the binaries of this build tree. Each stack takes free ports and a temporary directory of its
-# own, so two tests can run at once (ctest -j2): most of a test's time is spent waiting on
-# servers starting and stopping. The tests that load the machine or measure time alone
+# own, so two tests can run at once (scripts/test runs ctest -j2 at most): most of a test's time
+# is spent waiting on servers starting and stopping. The tests that load the machine or measure time alone
 # (CONNECTOR_EXCLUSIVE_TESTS) run with nothing beside them.
 #
 # Only in the plain (not sanitized) build, so that each runs once and with release timings:
@@ -23,8 +23,8 @@ set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
 # Alone: the load tests, and the tests whose assertions bound a latency, an interval or a
 # recovery time (a second test beside them would only add noise to what they measure).
 set(CONNECTOR_EXCLUSIVE_TESTS ${CONNECTOR_LOAD_TESTS} test_database_boundary test_events
-    test_fcgi_slowloris test_fcgi_connections test_replica_lag test_replicas test_db_restart
-    test_systemd test_worker_pool)
+    test_fcgi_slowloris test_fcgi_connections test_fcgi_boundary test_log_flood test_nginx
+    test_replica_lag test_replicas test_db_restart test_systemd test_worker_pool)
 set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
     test_replica_lag test_fleet test_events)
 
@@ -67,9 +67,11 @@ if(NOT CONNECTOR_SANITIZE)
     RUN_SERIAL TRUE
     LABELS "integration;slow")
 endif()
-# cpack builds the tree's preinstall target before it packages: one at a time in a tree.
+# cpack's install step writes the tree's install_manifest.txt: one package at a time per tree.
+# Both also run lintian or an overlay root beside another test: more time than the default.
 foreach(test_name test_package test_install_docs)
   if(TEST integration.${test_name})
-    set_tests_properties(integration.${test_name} PROPERTIES RESOURCE_LOCK cpack_build_tree)
+    set_tests_properties(integration.${test_name} PROPERTIES RESOURCE_LOCK cpack_build_tree
+                                                             TIMEOUT 600)
   endif()
 endforeach()
