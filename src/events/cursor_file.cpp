@@ -12,19 +12,36 @@
 
 namespace connector::events {
 
+namespace {
+
+constexpr std::size_t kMaxDigits = 20;  // 18446744073709551615
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_cursor_text(std::string_view text) {
+  if (text.ends_with('\n')) text.remove_suffix(1);
+  if (text.empty() || text.size() > kMaxDigits) return std::nullopt;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;  // digits only, whatever from_chars allows
+  }
+  std::uint64_t seq = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seq);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return seq;
+}
+
 std::optional<std::uint64_t> read_cursor_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     if (errno == ENOENT) return std::nullopt;
     throw std::runtime_error(path + ": " + std::strerror(errno));
   }
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!text.empty() && text.back() == '\n') text.pop_back();
-  std::uint64_t seq = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seq);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    throw std::runtime_error(path + ": not a feed position (one decimal number)");
-  }
+  // One byte past the longest position: a file that long is not one, whatever follows.
+  std::string text(kMaxDigits + 2, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  const auto seq = text.size() > kMaxDigits + 1 ? std::nullopt : parse_cursor_text(text);
+  if (!seq) throw std::runtime_error(path + ": not a feed position (one decimal number)");
   return seq;
 }
 

@@ -5,8 +5,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace connector::events {
+
+// The file's text read as a position: one decimal number of at most 20 digits that fits 64 bits,
+// then at most one newline; none for anything else (tests/fuzz/fuzz_events_replies.cpp).
+std::optional<std::uint64_t> parse_cursor_text(std::string_view text);
 
 // The position kept in the file; none when the file does not exist. Throws std::runtime_error
 // when it cannot be read or holds anything else.

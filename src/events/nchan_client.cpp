@@ -1,14 +1,16 @@
 #include "events/nchan_client.h"
 
 #include <curl/curl.h>
-#include <rapidjson/document.h>
 
 #include <mutex>
+
+#include "events/nchan_info.h"
 
 namespace connector::events {
 namespace {
 
-constexpr std::size_t kMaxAnswerBytes = 4096;  // nchan's channel info is about 100 bytes
+// A publish's answer is a channel info too (events/nchan_info.h).
+constexpr std::size_t kMaxAnswerBytes = kMaxChannelInfoBytes;
 
 size_t collect(char* data, size_t size, size_t count, void* user) {
   auto* body = static_cast<std::string*>(user);
@@ -94,14 +96,12 @@ void NchanClient::publish_to_addresses(const std::vector<std::string>& channels,
 std::uint64_t NchanClient::record_messages(const std::string& channel) {
   const auto answer = request("/publish/record?channel=" + query_value(channel), nullptr);
   if (answer.status == 404) return 0;  // no such channel: nothing published, or it expired
-  rapidjson::Document info;
-  info.Parse(answer.body.data(), answer.body.size());
-  if (answer.status != 200 || info.HasParseError() || !info.IsObject() ||
-      !info.HasMember("messages") || !info["messages"].IsUint64()) {
+  const auto messages = answer.status == 200 ? messages_in_channel_info(answer.body) : std::nullopt;
+  if (!messages) {
     throw PublishError("nchan's channel info for " + channel + " is not understood (HTTP " +
                        std::to_string(answer.status) + ")");
   }
-  return info["messages"].GetUint64();
+  return *messages;
 }
 
 }  // namespace connector::events

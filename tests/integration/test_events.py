@@ -283,6 +283,30 @@ class Validation(unittest.TestCase):
                              target)
             self.assertEqual(response.headers["Cache-Control"], "no-store", target)
 
+    def test_nchan_is_reached_only_through_the_worker(self):
+        """The subscriber locations are internal (only the worker's X-Accel-Redirect enters
+        them) and the public server has no publisher location: from outside, a channel can be
+        neither read by its nchan name nor published to."""
+        _, record_hash, _ = record_in_flight()
+        for target in (f"/connector-events/record/{record_hash}",
+                       f"/connector-events/address/0x{'a' * 40}",
+                       f"/connector-events/address-again/0x{'a' * 40}",
+                       f"/publish/record?channel=h:{record_hash}",
+                       f"/publish/addresses?channels=a:0x{'a' * 40}"):
+            for method, body in (("GET", b""), ("POST", b'{"forged": true}')):
+                response = stack.request(method, target, headers={
+                    "Accept": "text/event-stream", "Content-Type": "application/json"}, body=body)
+                self.assertEqual(response.status, 404, (method, target))
+                self.assertEqual(response.json()["error"]["code"], "not_found", (method, target))
+        # Nothing was published: a subscriber's first event is still the record as it is.
+        subscriber = Subscriber(f"/v1/history/hash/events?hash={record_hash}")
+        try:
+            await_true(lambda: subscriber.events, what="the record's first event")
+            self.assertEqual(subscriber.events[0][1],
+                             stack.get(f"/v1/history/hash?hash={record_hash}").body)
+        finally:
+            subscriber.close()
+
     def test_a_stream_sends_cors_once(self):
         _, record_hash, _ = record_in_flight()
         subscriber = Subscriber(f"/v1/history/hash/events?hash={record_hash}",

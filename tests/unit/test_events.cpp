@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -18,6 +19,7 @@
 #include "events/cursor_file.h"
 #include "events/event_body.h"
 #include "events/feed_order.h"
+#include "events/nchan_info.h"
 #include "metrics/events_board.h"
 #include "metrics/lease.h"
 
@@ -92,6 +94,42 @@ BOOST_AUTO_TEST_CASE(the_cursor_file_is_one_number_replaced_whole) {
   }
   std::remove(path.c_str());
   BOOST_CHECK_THROW(events::write_cursor_file("/nonexistent-dir/cursor", 1), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_cursor_is_one_to_twenty_digits_that_fit_64_bits) {
+  BOOST_TEST(*events::parse_cursor_text("0") == 0u);
+  BOOST_TEST(*events::parse_cursor_text("007\n") == 7u);
+  BOOST_TEST(*events::parse_cursor_text("18446744073709551615\n") == UINT64_MAX);
+  for (const char* bad : {"", "\n", "18446744073709551616", "000000000000000000001", "+1", "-0",
+                          "1\n\n", " 1", "1 ", "0x10", "1\r\n"}) {
+    BOOST_TEST(!events::parse_cursor_text(bad).has_value(), bad);
+  }
+  // A long file is refused however it goes on (only its first 22 bytes are read).
+  const std::string path = "/tmp/connector-test-cursor-long-" + std::to_string(::getpid());
+  std::ofstream(path, std::ios::trunc) << "1" << std::string(1 << 20, '0') << "\n";
+  BOOST_CHECK_THROW(events::read_cursor_file(path), std::runtime_error);
+  std::remove(path.c_str());
+}
+
+BOOST_AUTO_TEST_CASE(nchan_channel_info_is_read_for_its_messages_within_a_bound) {
+  const std::string info =
+      R"({"messages": 1, "requested": 3, "subscribers": 0, "last_message_id": "1700000000:0" })";
+  BOOST_TEST(*events::messages_in_channel_info(info) == 1u);
+  BOOST_TEST(*events::messages_in_channel_info(R"({"messages":0})") == 0u);
+  for (const char* bad : {"", "{}", "[1]", R"({"messages": -1})", R"({"messages": 1.5})",
+                          R"({"messages": "1"})", R"({"messages": 1)", R"(null)"}) {
+    BOOST_TEST(!events::messages_in_channel_info(bad).has_value(), bad);
+  }
+  // Exactly the bound is read; one byte more is not.
+  const auto padded = [](std::size_t size) {
+    const std::string head = R"({"messages": 2, "pad": ")", tail = R"("})";
+    return head + std::string(size - head.size() - tail.size(), 'x') + tail;
+  };
+  BOOST_TEST(*events::messages_in_channel_info(padded(events::kMaxChannelInfoBytes)) == 2u);
+  BOOST_TEST(!events::messages_in_channel_info(padded(events::kMaxChannelInfoBytes + 1)));
+  // A nesting as deep as the bound allows is parsed without recursion, and is no answer.
+  const std::string deep = std::string(2000, '[') + std::string(2000, ']');
+  BOOST_TEST(!events::messages_in_channel_info(deep).has_value());
 }
 
 BOOST_AUTO_TEST_CASE(one_process_holds_the_lease_until_it_stops_beating) {
