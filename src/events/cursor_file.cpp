@@ -21,9 +21,7 @@ constexpr std::size_t kMaxDigits = 20;  // 18446744073709551615
 std::optional<std::uint64_t> parse_cursor_text(std::string_view text) {
   if (text.ends_with('\n')) text.remove_suffix(1);
   if (text.empty() || text.size() > kMaxDigits) return std::nullopt;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;  // digits only, whatever from_chars allows
-  }
+  // For an unsigned type from_chars takes digits only: no sign, no space, no prefix.
   std::uint64_t seq = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seq);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;

@@ -43,9 +43,15 @@ def valgrind_command(log_file):
             f"--suppressions={REPO / 'tests' / 'valgrind.supp'}", f"--log-file={log_file}"]
 
 
+def two_at_a_time(run, items):
+    """run(item) for each item, two at a time on two cores or more (ctest runs nothing beside
+    memcheck); returns what the runs returned other than None, in the items' order."""
+    with ThreadPoolExecutor(max_workers=min(2, len(os.sched_getaffinity(0)))) as pool:
+        return [failure for failure in pool.map(run, items) if failure is not None]
+
+
 def run_unit_tests(log_dir):
-    """Each unit-test binary of the build under valgrind, two at a time on two cores or more
-    (ctest runs nothing beside memcheck); returns the names that failed."""
+    """Each unit-test binary of the build under valgrind; returns the names that failed."""
     binaries = [b for b in sorted((BUILD_DIR / "tests").glob("test_*"))
                 if b.is_file() and os.access(b, os.X_OK)]
 
@@ -57,13 +63,12 @@ def run_unit_tests(log_dir):
             return f"{binary.name} exited {result.returncode}:\n{result.stdout[-3000:]}"
         return None
 
-    with ThreadPoolExecutor(max_workers=min(2, len(os.sched_getaffinity(0)))) as pool:
-        return [failure for failure in pool.map(run, binaries) if failure]
+    return two_at_a_time(run, binaries)
 
 
 def run_test_modules(tests, env):
-    """Each test module in a unittest process of its own, two at a time (each starts its own
-    stack: MariaDB, the worker under valgrind, nginx); returns the modules that failed."""
+    """Each test module in a unittest process of its own (each starts its own stack: MariaDB,
+    the worker under valgrind, nginx); returns the modules that failed."""
     def run(module):
         result = subprocess.run([sys.executable, "-m", "unittest", module], cwd=HERE, env=env,
                                 stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -74,8 +79,7 @@ def run_test_modules(tests, env):
             return f"{module}:\n{result.stderr[-6000:]}"
         return None
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return [failure for failure in pool.map(run, tests) if failure]
+    return two_at_a_time(run, tests)
 
 
 def check_logs(log_dir):
