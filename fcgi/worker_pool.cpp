@@ -331,6 +331,7 @@ void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueF
       .if_none_match = libfcgi.param("HTTP_IF_NONE_MATCH"),
       .request_id = libfcgi.param("REQUEST_ID"),
       .deadline = deadline,
+      .last_event_id = libfcgi.param("HTTP_LAST_EVENT_ID"),
   });
   const bool written = write_response(connection.get(), request.requestId, response.head,
                                       response.body, read_timeout_);

@@ -32,8 +32,12 @@ struct Services {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // The event publisher's board when events are served (events_publisher set), else null.
   metrics::EventsBoard* events = nullptr;
+  // The current request's Last-Event-ID header, "" when it has none (the router sets it).
+  std::string_view last_event_id = {};
   // Where an Answer::kEventStream sends the client: nginx's internal location of its channel.
   std::string event_stream = {};
+  // The body of an Answer::kMissedEvents: the events, text/event-stream.
+  std::string missed_events = {};
 };
 
 // How an endpoint's answers may be cached: the Cache-Control of its answers (and of their 304s),
@@ -60,6 +64,10 @@ enum class Answer : std::uint8_t {
   // No body: nginx hands the connection to the subscriber location Services::event_stream
   // names (X-Accel-Redirect), where nchan holds it (nginx/connector-events.conf).
   kEventStream,
+  // A subscriber that came back after an id (Last-Event-ID) and missed changes: they are the
+  // body (Services::missed_events, text/event-stream, never cached), and the stream ends;
+  // the client reconnects with the last id and gets the rest.
+  kMissedEvents,
 };
 
 class ValidParams;  // api/params.h

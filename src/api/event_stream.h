@@ -1,21 +1,43 @@
 #pragma once
-// What the two event endpoints share: the check that events are served here, and the internal
-// location of nginx/connector-events.conf that holds a subscriber of a channel.
+// What the two event endpoints share: the check that events are served here, a reconnection's
+// missed changes (Last-Event-ID), and the hand-over to the internal location of
+// nginx/connector-events.conf that holds a subscriber of a channel.
+#include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "api/endpoints.h"
+#include "db/change_feed.h"
 
 namespace connector::api {
 
-// Cache-Control of the hand-over (never stored: each subscription is its own).
+// Cache-Control of the hand-over and of missed events (never stored: each is its own).
 inline constexpr std::string_view kEventStreamCacheControl = "no-store";
+
+// The most missed changes one answer carries: the client reconnects for the rest.
+inline constexpr std::uint32_t kMissedEventsPerAnswer = 100;
 
 // Throws a 404 when this worker serves no events (events_publisher empty).
 void require_events(const Services& services);
 
-// Sends the client to the subscriber location `kind` ("record" or "address") of `channel` (the
-// name domain/event_channels.h gives it, from a validated value only).
+// The seq a reconnecting EventSource last received (its Last-Event-ID); none on a first
+// connection. Every id this service sends is a seq, so anything else is a 400.
+std::optional<std::uint64_t> last_event_id(const Services& services);
+
+// The last change the node's publisher has published: what a reconnection is answered up to
+// (a newer one reaches the stream it is then handed to). Before the publisher's first round
+// after a start, no bound (the whole feed): a change may then come twice, never not at all.
+std::uint64_t published_upto(const Services& services);
+
+// Missed changes (not empty) as the answer's events, each as the publisher sent it: its
+// record as /v1/history/hash answers it, and its seq as the id.
+Answer missed_events(Services& services, std::span<const db::FeedChange> missed);
+
+// Sends the client to the subscriber location `kind` of `channel` (the name
+// domain/event_channels.h gives it, from a validated value only): "record" (the record's
+// state first), "record-changes" (its changes only) or "address".
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel);
 
 }  // namespace connector::api

@@ -1,6 +1,7 @@
 // GET /v1/history/events: the changes of every record an address is part of (as depositor,
 // sender or recipient), as server-sent events held by nginx (nchan): nothing until the next
-// change; a reconnection (Last-Event-ID) gets the channel's recent buffer again.
+// change. A reconnection (Last-Event-ID) is answered the changes it missed from the feed, or,
+// when it missed none, handed to the channel.
 #include "api/event_stream.h"
 #include "api/params.h"
 #include "chain/address.h"
@@ -13,8 +14,14 @@ constexpr ParamSpec kParams[] = {{"address", ParamKind::kAddress, /*required=*/t
 
 Answer history_events(const ValidParams& params, Services& services, json::JsonWriter&) {
   require_events(services);
-  return event_stream(services, "address",
-                      domain::address_channel(params.get<chain::Address>("address")->lower()));
+  const auto after = last_event_id(services);
+  const auto address = params.get<chain::Address>("address")->lower();
+  if (after) {
+    const auto missed = services.history.address_changes(address, *after, published_upto(services),
+                                                         kMissedEventsPerAnswer);
+    if (!missed.empty()) return missed_events(services, missed);
+  }
+  return event_stream(services, "address", domain::address_channel(address));
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ namespace {
 
 constexpr std::string_view kContentType = "application/json; charset=utf-8";
 constexpr std::string_view kNoStore = "no-store";
+constexpr std::string_view kEventStreamContentType = "text/event-stream; charset=utf-8";
 
 std::string_view reason_phrase(int status) {
   switch (status) {
@@ -99,11 +100,20 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
   const Answer answer = endpoint.handler(params, services_, writer);
-  if ((answer == Answer::kEventStream) != (endpoint.body == EndpointSpec::Body::kEventStream)) {
+  const bool streamed = answer == Answer::kEventStream || answer == Answer::kMissedEvents;
+  if (streamed != (endpoint.body == EndpointSpec::Body::kEventStream)) {
     throw std::logic_error(std::string(endpoint.path) + ": an answer its description has not");
   }
   if (answer == Answer::kEventStream) {
     outcome.extra_headers = "X-Accel-Redirect: " + services_.event_stream + "\r\n";
+    outcome.cache_control = endpoint.cache.cache_control;
+    return;
+  }
+  if (answer == Answer::kMissedEvents) {
+    body_.Clear();
+    const auto& events = services_.missed_events;
+    std::copy(events.begin(), events.end(), body_.Push(events.size()));
+    outcome.content_type = kEventStreamContentType;
     outcome.cache_control = endpoint.cache.cache_control;
     return;
   }
@@ -178,6 +188,7 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
 HttpResponse Router::handle(const HttpRequest& request) {
   HttpResponse response;
   services_.deadline = request.deadline;
+  services_.last_event_id = request.last_event_id;
   response.request_id = http::is_valid_request_id(request.request_id)
                             ? std::string(request.request_id)
                             : http::make_request_id();

@@ -26,6 +26,8 @@ struct HttpRequest {
   // The end of the request's time budget: what waits on the database or on a reload stops
   // there.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  // The Last-Event-ID header of a reconnecting EventSource ("" when absent).
+  std::string_view last_event_id = {};
 };
 
 struct HttpResponse {

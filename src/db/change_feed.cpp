@@ -7,13 +7,51 @@
 namespace connector::db {
 namespace {
 
+// The feed's rows read as records: the record columns' "h." names, with the record's id under
+// the name history has for it, through a derived table MariaDB merges into the statement. Each
+// statement forces its index, as every history read does (db/history_statements.h): a plan
+// never depends on the table's statistics.
+std::string feed_rows(std::string_view index) {
+  return " FROM (SELECT c.*, c.history_id AS id FROM history_changes c FORCE INDEX (" +
+         std::string(index) + ")) h";
+}
+
+// The record's columns first (read_row reads from the first), then the change's seq and
+// whether the row carries a state (0007).
+std::string feed_select() {
+  return "SELECT " + select_list(history_record_columns()) + ", h.seq, h.hash IS NOT NULL";
+}
+
 const std::string& feed_statement() {
-  // The record's columns first (read_row reads from the first), then the change's. A deleted
-  // record's columns are NULL: h.id IS NOT NULL says whether there is one to read.
   static const std::string sql =
-      "SELECT " + select_list(history_record_columns()) +
-      ", c.seq, h.id IS NOT NULL FROM history_changes c LEFT JOIN history h ON h.id = "
-      "c.history_id WHERE c.seq > ? ORDER BY c.seq LIMIT ?";
+      feed_select() + feed_rows("PRIMARY") + " WHERE h.seq > ? ORDER BY h.seq LIMIT ?";
+  return sql;
+}
+
+const std::string& record_changes_statement() {
+  // The index is (history_id, seq) (InnoDB ends it with the primary key): one range.
+  static const std::string sql = feed_select() + feed_rows("ix_history_changes_record") +
+                                 " WHERE h.history_id = ? AND h.seq > ? AND h.seq <= ? AND "
+                                 "h.hash IS NOT NULL ORDER BY h.seq LIMIT ?";
+  return sql;
+}
+
+const std::string& address_changes_statement() {
+  // One range per address column (its index ends with seq), then those rows by seq.
+  static const std::string sql = [] {
+    std::string ranges;
+    for (const std::string_view column : kCountedAddressColumns) {
+      if (!ranges.empty()) ranges += " UNION ";
+      ranges += "(SELECT seq FROM history_changes FORCE INDEX (ix_history_changes_";
+      ranges += column;  // sql/migrations/0007 names each index after its column
+      ranges += ") WHERE ";
+      ranges += column;
+      ranges += " = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?)";
+    }
+    return feed_select() + " FROM (" + ranges + ") m JOIN" +
+           feed_rows("PRIMARY").substr(std::string_view(" FROM").size()) +
+           " ON h.seq = m.seq WHERE h.hash IS NOT NULL ORDER BY h.seq LIMIT ?";
+  }();
   return sql;
 }
 
@@ -25,14 +63,12 @@ const std::string& record_state_statement() {
   return sql;
 }
 
-}  // namespace
-
-std::vector<FeedChange> read_feed(Connection& db, std::uint64_t after, std::uint32_t limit) {
+std::vector<FeedChange> read_changes(Connection& db, const std::string& sql, const Params& params) {
   return db.run([&](Connection& session) {
     const auto columns = history_record_columns();
     const int seq_column = static_cast<int>(columns.size()) + 1;
     std::vector<FeedChange> changes;
-    auto rs = session.query(feed_statement(), {after, std::uint64_t{limit}});
+    auto rs = session.query(sql, params);
     while (rs->next()) {
       FeedChange change;
       change.seq = read_value<std::uint64_t>(*rs, seq_column);
@@ -41,6 +77,33 @@ std::vector<FeedChange> read_feed(Connection& db, std::uint64_t after, std::uint
     }
     return changes;
   });
+}
+
+}  // namespace
+
+std::vector<FeedChange> read_feed(Connection& db, std::uint64_t after, std::uint32_t limit) {
+  return read_changes(db, feed_statement(), {after, std::uint64_t{limit}});
+}
+
+std::vector<FeedChange> record_changes_between(Connection& db, std::uint64_t history_id,
+                                               std::uint64_t after, std::uint64_t upto,
+                                               std::uint32_t limit) {
+  return read_changes(db, record_changes_statement(),
+                      {history_id, after, upto, std::uint64_t{limit}});
+}
+
+std::vector<FeedChange> address_changes_between(Connection& db, std::string_view address,
+                                                std::uint64_t after, std::uint64_t upto,
+                                                std::uint32_t limit) {
+  Params params;
+  for (std::size_t i = 0; i < std::size(kCountedAddressColumns); ++i) {
+    params.emplace_back(std::string(address));
+    params.emplace_back(after);
+    params.emplace_back(upto);
+    params.emplace_back(std::uint64_t{limit});
+  }
+  params.emplace_back(std::uint64_t{limit});
+  return read_changes(db, address_changes_statement(), params);
 }
 
 std::uint64_t feed_end(Connection& db) {

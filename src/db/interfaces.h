@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "db/change_feed.h"
 #include "db/connection.h"
 #include "db/deposit_account_writes.h"
 #include "db/history_reads.h"
@@ -20,6 +21,12 @@ class HistoryReader {
   virtual HistoryPage find_page(const HistoryFilter& filter, std::uint64_t page_id,
                                 std::uint32_t page_size, domain::SortOrder order) = 0;
   virtual std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) = 0;
+  // The changes with after < seq <= upto of a record, or of an address's records
+  // (db/change_feed.h).
+  virtual std::vector<FeedChange> record_changes(std::uint64_t history_id, std::uint64_t after,
+                                                 std::uint64_t upto, std::uint32_t limit) = 0;
+  virtual std::vector<FeedChange> address_changes(std::string_view address, std::uint64_t after,
+                                                  std::uint64_t upto, std::uint32_t limit) = 0;
 };
 
 class DepositAccounts {
@@ -45,6 +52,14 @@ class MariaDbHistoryReader final : public HistoryReader {
   }
   std::optional<domain::HistoryRecord> find_by_hash(const std::string& hash) override {
     return find_history_by_hash(db_, hash);
+  }
+  std::vector<FeedChange> record_changes(std::uint64_t history_id, std::uint64_t after,
+                                         std::uint64_t upto, std::uint32_t limit) override {
+    return record_changes_between(db_, history_id, after, upto, limit);
+  }
+  std::vector<FeedChange> address_changes(std::string_view address, std::uint64_t after,
+                                          std::uint64_t upto, std::uint32_t limit) override {
+    return address_changes_between(db_, address, after, upto, limit);
   }
 
  private:

@@ -89,6 +89,27 @@ struct FakeHistory final : db::HistoryReader {
     if (hash != record().hash) return std::nullopt;
     return record();
   }
+  // The feed: these changes, each of record(); what was asked for is kept.
+  std::vector<db::FeedChange> feed;
+  std::string asked;
+  std::vector<db::FeedChange> record_changes(std::uint64_t history_id, std::uint64_t after,
+                                             std::uint64_t upto, std::uint32_t limit) override {
+    asked = "record " + std::to_string(history_id);
+    return between(after, upto, limit);
+  }
+  std::vector<db::FeedChange> address_changes(std::string_view address, std::uint64_t after,
+                                              std::uint64_t upto, std::uint32_t limit) override {
+    asked = "address " + std::string(address);
+    return between(after, upto, limit);
+  }
+  std::vector<db::FeedChange> between(std::uint64_t after, std::uint64_t upto,
+                                      std::uint32_t limit) const {
+    std::vector<db::FeedChange> found;
+    for (const auto& change : feed) {
+      if (change.seq > after && change.seq <= upto && found.size() < limit) found.push_back(change);
+    }
+    return found;
+  }
 };
 
 struct FakeAccounts final : db::DepositAccounts {
@@ -268,6 +289,117 @@ BOOST_AUTO_TEST_CASE(readyz) {
   const auto response = router.handle({"GET", "/readyz", "", {}, "rid-1"});
   BOOST_TEST(response.status == 200);
   BOOST_TEST(std::string(response.body) == R"({"status":"ready","servers":[]})");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+namespace {
+
+// The event endpoints, served (a publisher's board), against the same fakes.
+struct EventsFixture : Fixture {
+  metrics::EventsBoard board;
+  api::Router events_router{{history,
+                             accounts,
+                             readiness,
+                             reference,
+                             supply,
+                             {},
+                             std::chrono::steady_clock::time_point::max(),
+                             &board}};
+  const std::string hash_query = "hash=" + std::string(64, 'a');
+  const std::string address_query = "address=0x" + std::string(40, 'D');
+
+  EventsFixture() {
+    for (const std::uint64_t seq : {10, 11, 13}) history.feed.push_back({seq, record()});
+  }
+  api::HttpResponse get_events(std::string_view path, std::string_view query,
+                               std::string_view last_event_id) {
+    return events_router.handle({.method = "GET",
+                                 .path = path,
+                                 .query_string = query,
+                                 .if_none_match = {},
+                                 .request_id = "rid-1",
+                                 .deadline = std::chrono::steady_clock::time_point::max(),
+                                 .last_event_id = last_event_id});
+  }
+  // An event as a reconnection is answered it: the record as /v1/history/hash answers it.
+  std::string event(std::uint64_t seq) {
+    const auto by_hash = router.handle({"GET", "/v1/history/hash", hash_query, {}, "rid-1"});
+    return "id: " + std::to_string(seq) + "\ndata: " + std::string(by_hash.body) + "\n\n";
+  }
+};
+
+bool has_header(const api::HttpResponse& response, const std::string& line) {
+  return response.head.find("\r\n" + line + "\r\n") != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(event_endpoints_on_fakes, EventsFixture)
+
+BOOST_AUTO_TEST_CASE(a_first_subscription_is_handed_to_nchan_and_reads_no_feed) {
+  const auto record = get_events("/v1/history/hash/events", hash_query, "");
+  BOOST_TEST(record.status == 200);
+  BOOST_TEST(
+      has_header(record, "X-Accel-Redirect: /connector-events/record/" + std::string(64, 'a')));
+  BOOST_TEST(record.body.empty());
+  const auto address = get_events("/v1/history/events", address_query, "");
+  BOOST_TEST(
+      has_header(address, "X-Accel-Redirect: /connector-events/address/0x" + std::string(40, 'd')));
+  BOOST_TEST(history.asked == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_reconnection_is_answered_the_published_changes_it_missed) {
+  board.cursor.store(12);
+  board.cursor_known.store(true);
+  const auto response = get_events("/v1/history/hash/events", hash_query, "10");
+  BOOST_TEST(response.status == 200);
+  BOOST_TEST(history.asked == "record 42");
+  // 11 only: 10 it has, 13 is not published yet (the stream it is handed to next gets it).
+  BOOST_TEST(std::string(response.body) == event(11));
+  BOOST_TEST(has_header(response, "Content-Type: text/event-stream; charset=utf-8"));
+  BOOST_TEST(has_header(response, "Cache-Control: no-store"));
+  BOOST_TEST(response.head.find("X-Accel-Redirect") == std::string::npos);
+  BOOST_TEST(response.head.find("ETag") == std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_reconnection_that_missed_nothing_gets_the_changes_from_now_on) {
+  board.cursor.store(12);
+  board.cursor_known.store(true);
+  const auto record = get_events("/v1/history/hash/events", hash_query, "11");
+  BOOST_TEST(has_header(
+      record, "X-Accel-Redirect: /connector-events/record-changes/" + std::string(64, 'a')));
+  BOOST_TEST(record.body.empty());
+  const auto address = get_events("/v1/history/events", address_query, "12");
+  BOOST_TEST(
+      has_header(address, "X-Accel-Redirect: /connector-events/address/0x" + std::string(40, 'd')));
+}
+
+BOOST_AUTO_TEST_CASE(an_address_reconnection_before_the_publisher_knows_its_cursor_gets_all) {
+  // Before the publisher's first round: the whole feed (a change may come twice, none is lost).
+  const auto response = get_events("/v1/history/events", address_query, "9");
+  BOOST_TEST(history.asked == "address 0x" + std::string(40, 'd'));  // its channel's spelling
+  BOOST_TEST(std::string(response.body) == event(10) + event(11) + event(13));
+}
+
+BOOST_AUTO_TEST_CASE(one_answer_carries_at_most_a_hundred_missed_changes) {
+  history.feed.clear();
+  for (std::uint64_t seq = 1; seq <= 150; ++seq) history.feed.push_back({seq, record()});
+  const auto response = get_events("/v1/history/events", address_query, "0");
+  std::string expected;
+  for (std::uint64_t seq = 1; seq <= 100; ++seq) expected += event(seq);
+  BOOST_TEST(std::string(response.body) == expected);
+}
+
+BOOST_AUTO_TEST_CASE(a_last_event_id_that_is_not_a_seq_is_a_400) {
+  for (const std::string_view id : {"abc", "-1", "1:2", "18446744073709551616", " 7"}) {
+    const auto response = get_events("/v1/history/hash/events", hash_query, id);
+    BOOST_TEST(response.status == 400, id);
+    const std::string body(response.body);
+    BOOST_TEST(body.find("\"code\":\"invalid_parameter\"") != std::string::npos, body);
+    BOOST_TEST(body.find("\"param\":\"Last-Event-ID\"") != std::string::npos, body);
+  }
+  BOOST_TEST(history.asked == "");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
