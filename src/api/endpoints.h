@@ -62,7 +62,8 @@ enum class Answer : std::uint8_t {
   // follow Cache-Control).
   kNotFrontCached,
   // No body: nginx hands the connection to the subscriber location Services::event_stream
-  // names (X-Accel-Redirect), where nchan holds it (nginx/connector-events.conf).
+  // names (X-Accel-Redirect), where nchan holds it (nginx/connector-events.conf): an event
+  // stream, or a long-poll.
   kEventStream,
   // A subscriber that came back after an id (Last-Event-ID) and missed changes: they are the
   // body (Services::missed_events, text/event-stream, never cached), and the stream ends;
@@ -104,9 +105,11 @@ using Handler = Answer (*)(const ValidParams& params, Services& services, json::
 // its handler, which gets the parameters validated. The router,
 // the metrics labels, the unknown-parameter rule and the tests derive from these.
 struct EndpointSpec {
-  // What a 200 is: a JSON document (with ETag, 304, nginx's cache), or an event stream that
-  // nchan serves after the worker's hand-over (Answer::kEventStream, never cached).
-  enum class Body : std::uint8_t { kJson, kEventStream };
+  // What a 200 is: a JSON document (with ETag, 304, nginx's cache); an event stream that nchan
+  // serves after the worker's hand-over (Answer::kEventStream) or the worker's missed events
+  // (Answer::kMissedEvents); or a long-poll's JSON, the worker's (Answer::kUsual) or nchan's
+  // after the hand-over (Answer::kEventStream). The last two are never cached.
+  enum class Body : std::uint8_t { kJson, kEventStream, kLongPoll };
 
   EndpointSpec(std::string_view path, std::span<const ParamSpec> params, CachePolicy cache,
                Handler handler, Body body = Body::kJson);
@@ -127,6 +130,8 @@ extern const EndpointSpec kHistoryEndpoint;
 extern const EndpointSpec kHistoryByHashEndpoint;
 extern const EndpointSpec kChainSupplyEndpoint;
 extern const EndpointSpec kHistoryEventsEndpoint;
+extern const EndpointSpec kHistoryChangesEndpoint;
+extern const EndpointSpec kHistoryByHashChangesEndpoint;
 extern const EndpointSpec kHistoryByHashEventsEndpoint;
 
 // Cache-Control values of docs/openapi.yaml; ops override them in nginx.

@@ -1,7 +1,8 @@
 #pragma once
-// What the two event endpoints share: the check that events are served here, a reconnection's
-// missed changes (Last-Event-ID), and the hand-over to the internal location of
-// nginx/connector-events.conf that holds a subscriber of a channel.
+// What the event endpoints (streams and long-polls) share: the check that events are served
+// here, how far this node has published, the changes a client missed as events or as a change
+// list, and the hand-over to the internal location of nginx/connector-events.conf that holds a
+// subscriber of a channel.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -30,14 +31,20 @@ std::optional<std::uint64_t> last_event_id(const Services& services);
 // (a newer one reaches the stream it is then handed to). Before the publisher's first round
 // after a start, no bound (the whole feed): a change may then come twice, never not at all.
 std::uint64_t published_upto(const Services& services);
+inline constexpr std::uint64_t kNothingPublishedYet = ~std::uint64_t{0};  // what it is then
 
 // Missed changes (not empty) as the answer's events, each as the publisher sent it: its
 // record as /v1/history/hash answers it, and its seq as the id.
 Answer missed_events(Services& services, std::span<const db::FeedChange> missed);
 
+// Changes as a long-poll's answer (api/change_list.h), each as the publisher sent it.
+Answer change_list(Services& services, std::span<const db::FeedChange> changes,
+                   json::JsonWriter& out);
+
 // Sends the client to the subscriber location `kind` of `channel` (the name
-// domain/event_channels.h gives it, from a validated value only): "record" (the record's
-// state first), "record-changes" (its changes only) or "address".
+// domain/event_channels.h gives it, from a validated value only): the streams "record" (the
+// record's state first), "record-changes" (its changes only) and "address", the long-polls
+// "poll-record" and "poll-address".
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel);
 
 }  // namespace connector::api

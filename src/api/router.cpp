@@ -68,6 +68,20 @@ void write_error_body(rapidjson::StringBuffer& buffer, const http::ApiError& err
   w.EndObject();
 }
 
+// Whether an endpoint whose 200s are `body` may give `answer`.
+bool describes(EndpointSpec::Body body, Answer answer) {
+  switch (body) {
+    case EndpointSpec::Body::kJson:
+      return answer == Answer::kUsual || answer == Answer::kFinal ||
+             answer == Answer::kNotFrontCached;
+    case EndpointSpec::Body::kEventStream:
+      return answer == Answer::kEventStream || answer == Answer::kMissedEvents;
+    case EndpointSpec::Body::kLongPoll:
+      return answer == Answer::kUsual || answer == Answer::kEventStream;
+  }
+  return false;
+}
+
 void add_header(std::string& head, std::string_view name, std::string_view value) {
   head.append(name).append(": ").append(value).append("\r\n");
 }
@@ -100,8 +114,7 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
   const Answer answer = endpoint.handler(params, services_, writer);
-  const bool streamed = answer == Answer::kEventStream || answer == Answer::kMissedEvents;
-  if (streamed != (endpoint.body == EndpointSpec::Body::kEventStream)) {
+  if (!describes(endpoint.body, answer)) {
     throw std::logic_error(std::string(endpoint.path) + ": an answer its description has not");
   }
   if (answer == Answer::kEventStream) {
@@ -124,7 +137,8 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
     throw std::logic_error(std::string(endpoint.path) + ": a final answer, but no final policy");
   }
   if (answer == Answer::kNotFrontCached) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
-  outcome.validators = true;
+  // A long-poll's answer is for one moment: no validators to come back with.
+  outcome.validators = endpoint.body == EndpointSpec::Body::kJson;
 }
 
 void Router::run_ops(const OpsRoute& route, Outcome& outcome) {

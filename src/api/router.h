@@ -41,9 +41,17 @@ struct HttpResponse {
 // The endpoints, by their descriptions (each in its own file): a request's path finds one, and
 // its metrics label is its index here.
 inline const EndpointSpec* const kEndpoints[] = {
-    &kNetworksEndpoint,    &kConnectsEndpoint,      &kPairsEndpoint,
-    &kAccountEndpoint,     &kHistoryEndpoint,       &kHistoryByHashEndpoint,
-    &kChainSupplyEndpoint, &kHistoryEventsEndpoint, &kHistoryByHashEventsEndpoint,
+    &kNetworksEndpoint,
+    &kConnectsEndpoint,
+    &kPairsEndpoint,
+    &kAccountEndpoint,
+    &kHistoryEndpoint,
+    &kHistoryByHashEndpoint,
+    &kChainSupplyEndpoint,
+    &kHistoryEventsEndpoint,
+    &kHistoryByHashEventsEndpoint,
+    &kHistoryChangesEndpoint,
+    &kHistoryByHashChangesEndpoint,
 };
 
 // The metrics' label of each endpoint slot: the endpoints' paths, in kEndpoints' order (a

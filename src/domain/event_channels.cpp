@@ -23,4 +23,10 @@ std::vector<std::string> address_channels(const HistoryRecord& record) {
   return channels;
 }
 
+std::vector<std::string> poll_channels(const HistoryRecord& record) {
+  std::vector<std::string> channels{"p" + record_channel(record.hash)};
+  for (const auto& channel : address_channels(record)) channels.push_back("p" + channel);
+  return channels;
+}
+
 }  // namespace connector::domain

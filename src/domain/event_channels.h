@@ -18,5 +18,8 @@ std::string address_channel(std::string_view address);
 // The channels of the addresses a record involves, each once: its deposit address, its
 // sender, its destination (an empty one has none).
 std::vector<std::string> address_channels(const HistoryRecord& record);
+// The long-poll channels of a record's change: "p" and its record channel, then "p" and each of
+// its address channels (their messages are change lists, api/change_list.h, not events).
+std::vector<std::string> poll_channels(const HistoryRecord& record);
 
 }  // namespace connector::domain

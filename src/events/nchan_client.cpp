@@ -31,6 +31,13 @@ std::string query_value(std::string_view text) {
   return std::string(text);
 }
 
+// Channels for one multi-channel publish (nchan_channel_id_split_delimiter ",").
+std::string joined(const std::vector<std::string>& channels) {
+  std::string list;
+  for (const auto& channel : channels) list += (list.empty() ? "" : ",") + channel;
+  return list;
+}
+
 }  // namespace
 
 NchanClient::NchanClient(std::string socket_path, std::chrono::milliseconds timeout)
@@ -49,7 +56,8 @@ NchanClient::Answer NchanClient::request(const std::string& target, const std::s
   Answer answer;
   const std::string url = "http://localhost" + target;
   curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Content-Type: application/json");
+  // What nchan answers a long-poll with, as every JSON answer of the API.
+  headers = curl_slist_append(headers, "Content-Type: application/json; charset=utf-8");
   headers = curl_slist_append(headers, "Accept: application/json");
   curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
@@ -72,25 +80,28 @@ NchanClient::Answer NchanClient::request(const std::string& target, const std::s
   return answer;
 }
 
-void NchanClient::publish_to_record(const std::string& channel, std::string_view body) {
+void NchanClient::publish(const std::string& location, const std::string& channels,
+                          std::string_view body) {
   const std::string text(body);
-  const auto answer = request("/publish/record?channel=" + query_value(channel), &text);
+  const auto answer = request(location + query_value(channels), &text);
   if (answer.status != 201 && answer.status != 202) {
-    throw PublishError("nchan refused a message for " + channel + ": HTTP " +
+    throw PublishError("nchan refused a message for " + channels + ": HTTP " +
                        std::to_string(answer.status));
   }
 }
 
+void NchanClient::publish_to_record(const std::string& channel, std::string_view body) {
+  publish("/publish/record?channel=", channel, body);
+}
+
 void NchanClient::publish_to_addresses(const std::vector<std::string>& channels,
                                        std::string_view body) {
-  std::string list;
-  for (const auto& channel : channels) list += (list.empty() ? "" : ",") + channel;
-  const std::string text(body);
-  const auto answer = request("/publish/addresses?channels=" + query_value(list), &text);
-  if (answer.status != 201 && answer.status != 202) {
-    throw PublishError("nchan refused a message for " + list + ": HTTP " +
-                       std::to_string(answer.status));
-  }
+  publish("/publish/addresses?channels=", joined(channels), body);
+}
+
+void NchanClient::publish_to_polls(const std::vector<std::string>& channels,
+                                   std::string_view body) {
+  publish("/publish/polls?channels=", joined(channels), body);
 }
 
 std::uint64_t NchanClient::record_messages(const std::string& channel) {

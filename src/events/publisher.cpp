@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "api/change_list.h"
 #include "api/record_reference.h"
 #include "db/change_feed.h"
 #include "db/snapshot_refresher.h"
@@ -118,7 +119,7 @@ void EventPublisher::publish_snapshots() {
     if (!state || state->seq > board_.cursor.load()) continue;
     const auto channel = domain::record_channel(state->record.hash);
     if (nchan_->record_messages(channel) != 0) continue;  // its newest message is its state
-    publish(state->record, state->seq, /*to_addresses=*/false);
+    publish(state->record, state->seq, /*whole_change=*/false);
     board_.snapshots_published.fetch_add(1);
   }
 }
@@ -146,7 +147,7 @@ bool EventPublisher::publish_changes() {
   for (std::size_t i = 0; i < verdict.publish; ++i) {
     // Stalled past the lease, another process publishes now: not both.
     if (!board_.publisher.held_by(pid_)) return false;
-    if (changes[i].record) publish(*changes[i].record, changes[i].seq, /*to_addresses=*/true);
+    if (changes[i].record) publish(*changes[i].record, changes[i].seq, /*whole_change=*/true);
     // Moved only from where this process found it: a holder that lost the lease mid-publish
     // never moves the new holder's cursor back.
     if (!board_.cursor.compare_exchange_strong(at, changes[i].seq)) return false;
@@ -158,21 +159,38 @@ bool EventPublisher::publish_changes() {
 }
 
 void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t seq,
-                             bool to_addresses) {
+                             bool whole_change) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter writer(buffer);
   api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
-  const auto body = event_body({buffer.GetString(), buffer.GetSize()}, seq);
-  // A change whose record channel took it but whose addresses' did not is retried from the
-  // addresses: the record's subscribers do not get it twice.
-  if (!to_addresses || record_published_ != seq) {
-    nchan_->publish_to_record(domain::record_channel(record.hash), body);
+  const std::string_view json(buffer.GetString(), buffer.GetSize());
+  const auto event = event_body(json, seq);
+  if (!whole_change) {
+    nchan_->publish_to_record(domain::record_channel(record.hash), event);
+    return;
   }
-  if (!to_addresses) return;
-  record_published_ = seq;
-  board_.publisher.beat(util::monotonic_ms());
-  const auto channels = domain::address_channels(record);
-  if (!channels.empty()) nchan_->publish_to_addresses(channels, body);
+  // A change some of whose channels took it is retried from the first that did not: no
+  // subscriber gets it twice.
+  if (progress_.seq != seq) progress_ = {seq, Step::kRecord};
+  if (progress_.next == Step::kRecord) {
+    nchan_->publish_to_record(domain::record_channel(record.hash), event);
+    progress_.next = Step::kAddresses;
+    board_.publisher.beat(util::monotonic_ms());
+  }
+  if (progress_.next == Step::kAddresses) {
+    const auto channels = domain::address_channels(record);
+    if (!channels.empty()) nchan_->publish_to_addresses(channels, event);
+    progress_.next = Step::kPolls;
+    board_.publisher.beat(util::monotonic_ms());
+  }
+  if (progress_.next == Step::kPolls) {
+    rapidjson::StringBuffer list;
+    json::JsonWriter list_writer(list);
+    const api::RenderedChange change{seq, json};
+    api::write_change_list(list_writer, {&change, 1});
+    nchan_->publish_to_polls(domain::poll_channels(record), {list.GetString(), list.GetSize()});
+    progress_.next = Step::kDone;
+  }
 }
 
 void EventPublisher::save_cursor() {

@@ -5,16 +5,17 @@
 //
 // Every events_poll_ms the holder reads the change feed (db/change_feed.h) after its cursor from
 // the node's read server, in seq order (events/feed_order.h for holes), renders each changed
-// record as /v1/history/hash does and publishes it on the record's channel and then on its
-// addresses' (domain/event_channels.h, events/event_body.h), moving the cursor past each change
-// once both are published. The cursor lives in the scoreboard, moved after each change and only
-// by the holder (a compare-and-swap from where it found it), so a process that takes over
-// resumes exactly there; and in events_cursor_file, written at the end of each round that moved
-// it, for a restart of the service. A hung or lost database or nchan pauses it: it retries the
-// same change next round (from its addresses' channels when its record's took it), and
-// subscribers, held by nginx, are not touched. Delivery is exactly once while the holder lives;
-// a holder that dies or stalls past the lease in the middle of a publish, or a service killed
-// before its round's cursor file, repeats that change or round, with the same id.
+// record as /v1/history/hash does and publishes it on the record's channel, then on its
+// addresses' (domain/event_channels.h, events/event_body.h), then as a change list on its
+// long-poll channels (api/change_list.h), moving the cursor past each change once all took it. The
+// cursor lives in the scoreboard, moved after each change and only by the holder (a
+// compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
+// in events_cursor_file, written at the end of each round that moved it, for a restart of the
+// service. A hung or lost database or nchan pauses it: it retries the same change next round (from
+// the first of its channels that did not take it), and subscribers, held by nginx, are not touched.
+// Delivery is exactly once while the holder lives; a holder that dies or stalls past the lease in
+// the middle of a publish, or a service killed before its round's cursor file, repeats that change
+// or round, with the same id.
 //
 // It also answers the snapshot requests of the worker threads (api/event_stream.h): a record
 // whose channel holds no message (never changed since nginx started, or expired) gets its
@@ -60,7 +61,9 @@ class EventPublisher {
   void resume();
   void publish_snapshots();
   bool publish_changes();
-  void publish(const domain::HistoryRecord& record, std::uint64_t seq, bool to_addresses);
+  // A change to its record's channel, its addresses' and its long-poll channels (whole_change),
+  // or a record's state to its record's channel only (a snapshot).
+  void publish(const domain::HistoryRecord& record, std::uint64_t seq, bool whole_change);
   // Writes the cursor file when the cursor moved (each round, and at a clean stop).
   void save_cursor();
 
@@ -75,7 +78,13 @@ class EventPublisher {
   FeedOrder order_;
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;
-  std::uint64_t record_published_ = 0;  // the change last published to its record's channel
+  // How far the change being published got: the channels it goes to next.
+  enum class Step : std::uint8_t { kRecord, kAddresses, kPolls, kDone };
+  struct Progress {
+    std::uint64_t seq = 0;
+    Step next = Step::kRecord;
+  };
+  Progress progress_;
   bool behind_logged_ = false;
   db::BackgroundLoop loop_;
 };

@@ -17,7 +17,7 @@ namespace connector::metrics {
 // Counters per endpoint: the API's endpoints, the operations paths, anything unknown. Their
 // labels come from the endpoint descriptions (api::endpoint_labels(); api::kEndpoints checks
 // that there are this many).
-inline constexpr std::size_t kEndpointSlots = 11;
+inline constexpr std::size_t kEndpointSlots = 13;
 
 inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414, 500, 503, 0};
 // Upper bounds of the latency histogram, in microseconds (the last bucket is +Inf).

@@ -32,7 +32,9 @@ _next_id = count(700001)
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=fixture.path, events=True)
+    # Long-polls with no change end after 3 s here (30 s as shipped).
+    stack = Stack(fixture=fixture.path, events=True,
+                  nginx_env={"NGINX_CONNECTOR_EVENTS_POLL_S": "3"})
 
 
 def tearDownModule():
@@ -322,6 +324,117 @@ class AddressEvents(unittest.TestCase):
             self.assertEqual(response.status, 400, last_event_id)
             self.assertEqual(response.json()["error"]["code"], "invalid_parameter")
             self.assertEqual(response.json()["error"]["param"], "Last-Event-ID")
+
+
+class Poll:
+    """One long-poll, sent at once and answered on a thread of its own."""
+
+    def __init__(self, target, headers=None):
+        self.response = None
+        self._thread = threading.Thread(target=self._get, args=(target, headers), daemon=True)
+        self._thread.start()
+
+    def _get(self, target, headers):
+        self.response = stack.get(target, headers=headers)
+
+    def answer(self, seconds=10):
+        self._thread.join(seconds)
+        assert self.response is not None, "no answer to the long-poll"
+        return self.response
+
+
+def change_list(*changes):
+    """A long-poll's body: each (seq, record bytes as /v1/history/hash answers them)."""
+    items = [b'{"seq":"%s","record":%s}' % (str(seq).encode(), record) for seq, record in changes]
+    return b'{"changes":[' + b",".join(items) + b"]}"
+
+
+def poll_headers_are_the_apis(test, response):
+    test.assertEqual(response.status, 200)
+    test.assertEqual(response.headers["Content-Type"], "application/json; charset=utf-8")
+    test.assertEqual(response.headers["Cache-Control"], "no-store")
+    test.assertEqual(response.headers["Access-Control-Allow-Origin"], "*")
+    test.assertTrue(response.headers.get("X-Request-Id"))
+    # None of nchan's message ids (it would otherwise send both, and Vary on them).
+    test.assertIsNone(response.headers.get("ETag"))
+    test.assertIsNone(response.headers.get("Last-Modified"))
+    test.assertNotIn("If-None-Match", response.headers.get("Vary", ""))
+
+
+class LongPolling(unittest.TestCase):
+    def test_a_record_poll_is_its_state_then_each_change_from_the_feed_or_nchan(self):
+        history_id, record_hash = new_record(5)
+        wait_published(newest_seq(history_id))
+        first = stack.get(f"/v1/history/hash/changes?hash={record_hash}")
+        poll_headers_are_the_apis(self, first)
+        after = first.json()["changes"][0]["seq"]
+        self.assertGreaterEqual(int(after), int(newest_seq(history_id)))
+        self.assertEqual(first.body, change_list((after, by_hash(record_hash))))
+        # Nothing after it: nginx (nchan) holds the poll until the record changes.
+        poll = Poll(f"/v1/history/hash/changes?hash={record_hash}&after={after}")
+        time.sleep(1)
+        self.assertIsNone(poll.response)
+        stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
+        change = (newest_seq(history_id), by_hash(record_hash))
+        answer = poll.answer()
+        poll_headers_are_the_apis(self, answer)
+        self.assertEqual(answer.body, change_list(change))
+        # The same poll again: the worker answers it from the feed, the same bytes.
+        again = stack.get(f"/v1/history/hash/changes?hash={record_hash}&after={after}")
+        poll_headers_are_the_apis(self, again)
+        self.assertEqual(again.body, change_list(change))
+
+    def test_an_address_poll_gets_what_it_missed_at_once_then_waits_for_the_next(self):
+        address, source = address_in_flight()
+        seen = newest_seq(new_record(source)[0])
+        missed = []
+        for _ in range(2):
+            history_id, record_hash = new_record(source)
+            missed.append((newest_seq(history_id), by_hash(record_hash)))
+        wait_published(missed[-1][0])
+        answer = stack.get(f"/v1/history/changes?address={address.lower()}&after={seen}")
+        poll_headers_are_the_apis(self, answer)
+        self.assertEqual(answer.body, change_list(*missed))
+        poll = Poll(f"/v1/history/changes?address={address}&after={missed[-1][0]}")
+        time.sleep(1)
+        self.assertIsNone(poll.response)
+        history_id, record_hash = new_record(source)
+        self.assertEqual(poll.answer().body,
+                         change_list((newest_seq(history_id), by_hash(record_hash))))
+
+    def test_no_change_is_an_empty_list_and_nchans_ids_never_reach_it(self):
+        """A poll with nothing to say ends with an empty list (after 3 s here). The headers a
+        client could resume nchan's long-poll with (which aborts nchan 1.3.6) are removed on the
+        way, whatever they hold: nginx's workers all live on."""
+        _, record_hash, address = record_in_flight()
+        conditional = {"If-Modified-Since": "Thu, 26 Nov 2026 19:17:10 GMT",
+                       "If-None-Match": "0", "Last-Event-ID": "1"}
+        polls = [Poll(f"/v1/history/changes?address=0x{'7' * 40}", conditional),
+                 Poll(f"/v1/history/changes?address={address}", conditional),
+                 Poll(f"/v1/history/hash/changes?hash={record_hash}&after=99999999999",
+                      dict(conditional, **{"If-None-Match": "-1"}))]
+        for poll in polls:
+            answer = poll.answer(seconds=15)
+            poll_headers_are_the_apis(self, answer)
+            self.assertEqual(answer.body, b'{"changes":[]}')
+        self.assertNotIn("exited on signal", stack.nginx_error_log_text())
+
+    def test_bad_parameters_are_the_usual_json_errors(self):
+        _, record_hash, _ = record_in_flight()
+        cases = [("/v1/history/hash/changes", 400, "missing_parameter", "hash"),
+                 (f"/v1/history/hash/changes?hash={record_hash}&after=x", 400,
+                  "invalid_parameter", "after"),
+                 (f"/v1/history/hash/changes?hash={'0' * 64}", 404, "not_found", "hash"),
+                 (f"/v1/history/changes?address=0x{'a' * 39}", 400, "invalid_parameter",
+                  "address"),
+                 (f"/v1/history/changes?address=0x{'a' * 40}&after=-1", 400,
+                  "invalid_parameter", "after")]
+        for target, status, code, param in cases:
+            response = stack.get(target)
+            self.assertEqual(response.status, status, target)
+            error = response.json()["error"]
+            self.assertEqual((error["code"], error.get("param")), (code, param), target)
+            self.assertEqual(response.headers["Cache-Control"], "no-store", target)
 
 
 class Validation(unittest.TestCase):
