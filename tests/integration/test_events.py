@@ -619,62 +619,86 @@ class Browser(unittest.TestCase):
 
 
 class TypedClientHelper(unittest.TestCase):
-    def test_follow_events_yields_each_change_once_across_a_reconnection(self):
-        """tools/client/events.mts, compiled strictly with the types of docs/openapi.yaml, follows
-        a record: its state, then a change; nginx reloads (every stream closed, every buffer
-        emptied), the helper reconnects with Last-Event-ID and gets the change after."""
+    """tools/client/events.mts, compiled strictly with the types of docs/openapi.yaml, follows a
+    record by its stream (followEvents) and by long-polling (pollChanges): its state, then a
+    change; nginx reloads (every stream and poll closed, every buffer emptied), the helper
+    comes back after the seq it has and gets the next change, once."""
+
+    @classmethod
+    def setUpClass(cls):
         client = REPO / "tools" / "client"
         modules = client / "node_modules"
-        work = Path(tempfile.mkdtemp(prefix="connector-events-client-"))
-        try:
-            (work / "node_modules").symlink_to(modules)
-            gen = work / "gen"
-            gen.mkdir()
-            subprocess.run(["node", modules / "openapi-typescript" / "bin" / "cli.js",
-                            REPO / "docs" / "openapi.yaml", "-o", gen / "schema.d.ts"],
-                           check=True, capture_output=True, timeout=120)
-            (work / "tsconfig.json").write_text(json.dumps({
-                "extends": str(client / "tsconfig.json"),
-                "compilerOptions": {"rootDirs": [str(client), str(gen)], "rootDir": str(client),
-                                    "outDir": str(work / "js")},
-                "files": [str(client / "events-test.mts"), str(gen / "schema.d.ts")]}))
-            built = subprocess.run(["node", modules / "typescript" / "bin" / "tsc", "-p",
-                                    work / "tsconfig.json"], capture_output=True, text=True,
+        cls.work = Path(tempfile.mkdtemp(prefix="connector-events-client-"))
+        (cls.work / "node_modules").symlink_to(modules)
+        gen = cls.work / "gen"
+        gen.mkdir()
+        subprocess.run(["node", modules / "openapi-typescript" / "bin" / "cli.js",
+                        REPO / "docs" / "openapi.yaml", "-o", gen / "schema.d.ts"],
+                       check=True, capture_output=True, timeout=120)
+        (cls.work / "tsconfig.json").write_text(json.dumps({
+            "extends": str(client / "tsconfig.json"),
+            "compilerOptions": {"rootDirs": [str(client), str(gen)], "rootDir": str(client),
+                                "outDir": str(cls.work / "js")},
+            "files": [str(client / "events-test.mts"), str(gen / "schema.d.ts")]}))
+        cls.built = subprocess.run(["node", modules / "typescript" / "bin" / "tsc", "-p",
+                                    cls.work / "tsconfig.json"], capture_output=True, text=True,
                                    timeout=300)
-            self.assertEqual(built.returncode, 0, built.stdout + built.stderr)
-            history_id, record_hash = new_record(4)
-            stack.sql(f"UPDATE history SET status = 'Deposit' WHERE id = {history_id}")
-            wait_published(newest_seq(history_id))
-            handovers = hand_overs()
-            follower = subprocess.Popen(["node", work / "js" / "events-test.mjs", stack.base_url,
-                                         record_hash, "3"], stdout=subprocess.PIPE, text=True)
 
-            def next_line():
-                ready, _, _ = select.select([follower.stdout], [], [], 30)
-                self.assertTrue(ready, "no event from the helper within 30 s")
-                return json.loads(follower.stdout.readline())
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.work, ignore_errors=True)
 
-            try:
-                lines = [next_line()]
-                stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
-                lines.append(next_line())
-                seqs = [newest_seq(history_id)]
-                os.kill(int((stack.nginx_prefix / "nginx.pid").read_text()), signal.SIGHUP)
-                time.sleep(2)  # the helper reconnects, after the id it has
-                stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
-                seqs.append(newest_seq(history_id))
-                lines.append(next_line())
-                self.assertEqual(follower.wait(timeout=30), 0)
-            finally:
-                follower.kill()
-                follower.stdout.close()
-            self.assertEqual([line["status"] for line in lines], ["Deposit", "Pending",
-                                                                   "Confirmed"])
-            self.assertEqual([str(line["seq"]) for line in lines[1:]], seqs)
-            self.assertEqual(hand_overs() - handovers, 2)  # it did reconnect, once
-            self.assertEqual({line["hash"] for line in lines}, {record_hash})
+    def follow(self, mode, source_id):
+        self.assertEqual(self.built.returncode, 0, self.built.stdout + self.built.stderr)
+        history_id, record_hash = new_record(source_id)
+        stack.sql(f"UPDATE history SET status = 'Deposit' WHERE id = {history_id}")
+        wait_published(newest_seq(history_id))
+        follower = subprocess.Popen(["node", self.work / "js" / "events-test.mjs",
+                                     stack.base_url, record_hash, "3", mode],
+                                    stdout=subprocess.PIPE, text=True)
+
+        def next_line():
+            ready, _, _ = select.select([follower.stdout], [], [], 30)
+            self.assertTrue(ready, "no change from the helper within 30 s")
+            return json.loads(follower.stdout.readline())
+
+        try:
+            lines = [next_line()]
+            stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
+            lines.append(next_line())
+            seqs = [newest_seq(history_id)]
+            os.kill(int((stack.nginx_prefix / "nginx.pid").read_text()), signal.SIGHUP)
+            time.sleep(2)  # the helper comes back, after the seq it has
+            stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
+            seqs.append(newest_seq(history_id))
+            lines.append(next_line())
+            self.assertEqual(follower.wait(timeout=30), 0)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            follower.kill()
+            follower.stdout.close()
+        self.assertEqual([line["status"] for line in lines], ["Deposit", "Pending", "Confirmed"])
+        self.assertEqual([str(line["seq"]) for line in lines[1:]], seqs)
+        self.assertEqual({line["hash"] for line in lines}, {record_hash})
+
+    def test_follow_events_yields_each_change_once_across_a_reconnection(self):
+        handovers = hand_overs()
+        self.follow("stream", 4)
+        self.assertEqual(hand_overs() - handovers, 2)  # it did reconnect, once
+
+    def test_poll_changes_yields_each_change_once_across_a_reload(self):
+        self.follow("poll", 6)
+
+
+def readme_record(record_hash):
+    """The README's transfer, put in place as the demo's data has it (a Pending record) the
+    first time; its id."""
+    found = stack.sql(f"SELECT id FROM history WHERE hash = '{record_hash}'")
+    if found:
+        return int(found[0][0])
+    pending = stack.sql("SELECT id FROM history WHERE status = 'Pending' ORDER BY id LIMIT 1")
+    new_id = next(_next_id)
+    stack.copy_history_row(int(pending[0][0]), new_id, record_hash)
+    return new_id
 
 
 class ReadmeExample(unittest.TestCase):
@@ -689,9 +713,8 @@ class ReadmeExample(unittest.TestCase):
         record_hash = re.search(r"hash=([0-9a-f]{64})'", curl).group(1)
         statement = re.search(r'-e "(.*)"$', sql).group(1)
         self.assertIn(record_hash, statement)
-        pending = stack.sql("SELECT id FROM history WHERE status = 'Pending' ORDER BY id LIMIT 1")
-        new_id = next(_next_id)
-        stack.copy_history_row(int(pending[0][0]), new_id, record_hash)
+        new_id = readme_record(record_hash)
+        stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {new_id}")
         wait_published(newest_seq(new_id))
         command = curl.replace("curl -N", "curl -sS -N -m 60").replace(
             "http://127.0.0.1:8080", stack.base_url)
@@ -716,6 +739,35 @@ class ReadmeExample(unittest.TestCase):
         self.assertIn(b'"status":"Pending"', events[0][0])
         self.assertEqual((events[1][1].decode(), events[1][0]), changed)
         self.assertIn(b'"status":"Confirmed"', changed[1])
+
+    def test_the_readme_long_poll_waits_for_the_change(self):
+        """README.md's two long-poll commands, run as written (this stack's address, the
+        first answer's seq for <seq>)."""
+        readme = (REPO / "README.md").read_text()
+        section = readme.split("## Following a transfer without EventSource", 1)[1]
+        block = re.findall(r"```sh\n(.*?)\n```", section.split("\n## ", 1)[0], re.S)[0]
+        first, second = [line.replace("curl -s", "curl -sS -m 60").replace(
+            "http://127.0.0.1:8080", stack.base_url) for line in block.splitlines()]
+        record_hash = re.search(r"hash=([0-9a-f]{64})'", first).group(1)
+        history_id = readme_record(record_hash)
+        wait_published(newest_seq(history_id))
+        now = json.loads(subprocess.run(["bash", "-c", first], capture_output=True, check=True,
+                                        timeout=60).stdout)
+        [state] = now["changes"]
+        self.assertEqual(json.dumps(state["record"], separators=(",", ":")).encode(),
+                         by_hash(record_hash))
+        process = subprocess.Popen(["bash", "-c", second.replace("<seq>", state["seq"])],
+                                   stdout=subprocess.PIPE)
+        try:
+            time.sleep(1)
+            self.assertIsNone(process.poll())  # waiting in nginx
+            stack.sql(f"UPDATE history SET status_message = 'readme' WHERE id = {history_id}")
+            changed = (newest_seq(history_id), by_hash(record_hash))
+            output, _ = process.communicate(timeout=30)
+        finally:
+            process.kill()
+            process.stdout.close()
+        self.assertEqual(output, change_list(changed))
 
 
 if __name__ == "__main__":

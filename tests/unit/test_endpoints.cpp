@@ -391,6 +391,55 @@ BOOST_AUTO_TEST_CASE(one_answer_carries_at_most_a_hundred_missed_changes) {
   BOOST_TEST(std::string(response.body) == expected);
 }
 
+// A long-poll's change list, each change the record as /v1/history/hash answers it.
+std::string change_list(EventsFixture& f, std::initializer_list<std::uint64_t> seqs) {
+  const auto by_hash = f.router.handle({"GET", "/v1/history/hash", f.hash_query, {}, "rid-1"});
+  std::string list = "{\"changes\":[";
+  for (const auto seq : seqs) {
+    if (list.back() == '}') list += ',';
+    list +=
+        "{\"seq\":\"" + std::to_string(seq) + "\",\"record\":" + std::string(by_hash.body) + "}";
+  }
+  return list + "]}";
+}
+
+BOOST_AUTO_TEST_CASE(a_first_record_poll_is_its_state_as_of_the_last_change_published) {
+  board.cursor.store(12);
+  board.cursor_known.store(true);
+  const auto response = get_events("/v1/history/hash/changes", hash_query, "");
+  BOOST_TEST(response.status == 200);
+  BOOST_TEST(std::string(response.body) == change_list(*this, {12}));
+  BOOST_TEST(has_header(response, "Content-Type: application/json; charset=utf-8"));
+  BOOST_TEST(has_header(response, "Cache-Control: no-store"));
+  BOOST_TEST(response.head.find("ETag") == std::string::npos);  // for this moment only
+  BOOST_TEST(history.asked == "");
+  // Before the publisher's first round: from the feed's start (repeats, nothing missed).
+  board.cursor_known.store(false);
+  const auto early = get_events("/v1/history/hash/changes", hash_query, "");
+  BOOST_TEST(std::string(early.body) == change_list(*this, {0}));
+}
+
+BOOST_AUTO_TEST_CASE(a_poll_after_a_seq_gets_the_published_changes_or_waits_in_nchan) {
+  board.cursor.store(12);
+  board.cursor_known.store(true);
+  const auto missed = get_events("/v1/history/hash/changes", hash_query + "&after=9", "");
+  BOOST_TEST(history.asked == "record 42");
+  BOOST_TEST(std::string(missed.body) == change_list(*this, {10, 11}));
+  const auto record = get_events("/v1/history/hash/changes", hash_query + "&after=11", "");
+  BOOST_TEST(has_header(record,
+                        "X-Accel-Redirect: /connector-events/poll-record/" + std::string(64, 'a')));
+  BOOST_TEST(record.body.empty());
+  const auto address = get_events("/v1/history/changes", address_query + "&after=10", "");
+  BOOST_TEST(history.asked == "address 0x" + std::string(40, 'd'));
+  BOOST_TEST(std::string(address.body) == change_list(*this, {11}));
+  history.asked.clear();
+  // Without after, an address waits for its next change: no feed read.
+  const auto next = get_events("/v1/history/changes", address_query, "");
+  BOOST_TEST(has_header(
+      next, "X-Accel-Redirect: /connector-events/poll-address/0x" + std::string(40, 'd')));
+  BOOST_TEST(history.asked == "");
+}
+
 BOOST_AUTO_TEST_CASE(a_last_event_id_that_is_not_a_seq_is_a_400) {
   for (const std::string_view id : {"abc", "-1", "1:2", "18446744073709551616", " 7"}) {
     const auto response = get_events("/v1/history/hash/events", hash_query, id);

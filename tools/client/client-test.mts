@@ -360,6 +360,8 @@ const coverage = {
   "/v1/history/hash": [200, 404],
   "/v1/history/hash/events": [404],
   "/v1/history/events": [404],
+  "/v1/history/hash/changes": [404],
+  "/v1/history/changes": [404],
   "/v1/ab": [200, 304],
 } satisfies Record<keyof paths, number[]>;
 
@@ -648,7 +650,7 @@ async function historyByHash(): Promise<void> {
                         "history/hash missing"));
 }
 
-// --- the event streams (this stack serves none: test_events.py has them) ----------------------
+// --- the event streams and long-polls (this stack serves none: test_events.py has them) -------
 
 async function eventStreams(): Promise<void> {
   const hash = find(fixture.history, (x) => x.status === "Pending", "Pending record").hash;
@@ -659,6 +661,13 @@ async function eventStreams(): Promise<void> {
                                    { params: { query: { address: fixture.history[0].destination_address } } });
   serviceError(address.response, address.error, 404, "not_found", "Events are not served here",
                undefined, "history/events off");
+  const recordPoll = await client.GET("/v1/history/hash/changes", { params: { query: { hash } } });
+  serviceError(recordPoll.response, recordPoll.error, 404, "not_found", "Events are not served here",
+               undefined, "history/hash/changes off");
+  const addressPoll = await client.GET("/v1/history/changes",
+                                       { params: { query: { address: fixture.history[0].destination_address, after: "0" } } });
+  serviceError(addressPoll.response, addressPoll.error, 404, "not_found", "Events are not served here",
+               undefined, "history/changes off");
 }
 
 // --- the CORS preflight (fetch: the document describes it as x-preflight, not an operation) ---

@@ -1,12 +1,15 @@
-// The typed client's helper for the service's event streams (docs/events.md):
-// /v1/history/hash/events and /v1/history/events. It reads the stream with fetch (browsers and
-// Node alike), parses it as EventSource does (a line ends at CRLF, LF or a lone CR; an event's id
-// is the last one given), yields each change once and in order with its record typed as
-// /v1/history/hash answers it, and reconnects by itself with Last-Event-ID, passing over the
-// events a reconnection brings again (ids at or below the last one yielded).
+// The typed client's helpers for following transfers (docs/events.md). followEvents reads an
+// event stream (/v1/history/hash/events, /v1/history/events) with fetch (browsers and Node
+// alike), parses it as EventSource does (a line ends at CRLF, LF or a lone CR; an event's id is
+// the last one given) and reconnects by itself with Last-Event-ID; pollChanges long-polls the
+// same changes (/v1/history/hash/changes, /v1/history/changes) for where streams cannot go.
+// Both yield each change once and in order with its record typed as /v1/history/hash answers
+// it, passing over what a reconnection or a failure brings again (ids at or below the last one
+// yielded).
 import type { components } from "./schema.js";
 
 export type HistoryRecord = components["schemas"]["HistoryRecordWithMessage"];
+export type ChangeList = components["responses"]["ChangeList"]["content"]["application/json"];
 
 export interface RecordEvent {
   seq: number;           // the change feed's sequence number (the event's id)
@@ -24,6 +27,31 @@ export function recordEventsUrl(baseUrl: string, hash: string): string {
 
 export function addressEventsUrl(baseUrl: string, address: string): string {
   return `${baseUrl}/v1/history/events?address=${encodeURIComponent(address)}`;
+}
+
+export function recordChangesUrl(baseUrl: string, hash: string): string {
+  return `${baseUrl}/v1/history/hash/changes?hash=${encodeURIComponent(hash)}`;
+}
+
+export function addressChangesUrl(baseUrl: string, address: string): string {
+  return `${baseUrl}/v1/history/changes?address=${encodeURIComponent(address)}`;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// A 429 or a 5xx: its Retry-After, else retryMs. Any other answer but a 200 (400, 404) is an
+// Error naming the status.
+async function waitedOut(url: string, response: Response, options: FollowOptions): Promise<boolean> {
+  if (response.status === 429 || response.status >= 500) {
+    const after = Number(response.headers.get("retry-after") ?? "");
+    await response.body?.cancel();
+    await pause(Number.isFinite(after) && after > 0 ? after * 1000 : (options.retryMs ?? 1000));
+    return true;
+  }
+  if (response.status !== 200) {
+    throw new Error(`${url}: HTTP ${response.status}: ${await response.text()}`);
+  }
+  return false;
 }
 
 interface RawEvent {
@@ -88,20 +116,10 @@ export async function* followEvents(url: string, options: FollowOptions = {}): A
       response = await fetch(url, { headers, signal: options.signal ?? null });
     } catch {
       if (options.signal?.aborted) return;
-      await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 1000));
+      await pause(options.retryMs ?? 1000);
       continue;
     }
-    if (response.status === 429 || response.status >= 500) {
-      // Busy or restarting (a 503 names its wait in Retry-After): again, later.
-      const after = Number(response.headers.get("retry-after") ?? "");
-      await response.body?.cancel();
-      await new Promise((resolve) =>
-        setTimeout(resolve, Number.isFinite(after) && after > 0 ? after * 1000 : (options.retryMs ?? 1000)));
-      continue;
-    }
-    if (response.status !== 200) {
-      throw new Error(`${url}: HTTP ${response.status}: ${await response.text()}`);
-    }
+    if (await waitedOut(url, response, options)) continue;
     try {
       for await (const event of rawEvents(response)) {
         const seq = Number(event.id);
@@ -112,6 +130,40 @@ export async function* followEvents(url: string, options: FollowOptions = {}): A
     } catch {
       if (options.signal?.aborted) return;
     }
-    await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 1000));
+    await pause(options.retryMs ?? 1000);
+  }
+}
+
+// Long-polls one list (recordChangesUrl or addressChangesUrl) until options.signal aborts: a
+// record's first answer is its state, an address's its next change; each later poll asks for
+// the changes after the last seq yielded. Errors as followEvents.
+export async function* pollChanges(url: string, options: FollowOptions = {}): AsyncGenerator<RecordEvent> {
+  let after: bigint | null = null;
+  while (!options.signal?.aborted) {
+    const target = after === null ? url : `${url}&after=${after}`;
+    let response: Response;
+    try {
+      response = await fetch(target, { headers: { "Accept": "application/json" },
+                                       signal: options.signal ?? null });
+    } catch {
+      if (options.signal?.aborted) return;
+      await pause(options.retryMs ?? 1000);
+      continue;
+    }
+    if (await waitedOut(url, response, options)) continue;
+    let list: ChangeList;
+    try {
+      list = await response.json() as ChangeList;
+    } catch {
+      if (options.signal?.aborted) return;
+      await pause(options.retryMs ?? 1000);
+      continue;
+    }
+    for (const change of list.changes) {
+      const seq = BigInt(change.seq);
+      if (after !== null && seq <= after) continue; // a repeat
+      after = seq;
+      yield { seq: Number(seq), record: change.record };
+    }
   }
 }
