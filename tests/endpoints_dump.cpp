@@ -1,6 +1,7 @@
 // Prints the endpoint descriptions (api::kEndpoints) as JSON, for the tests that hold them to
 // docs/openapi.yaml and nginx's cache rules and that drive every parameter with hostile values:
-// {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none), "event_stream",
+// {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none),
+//                 "body" ("json", "event_stream" or "long_poll": EndpointSpec::Body),
 //                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
 //  "page_size": {"default", "max"}, "statuses": [...]}.
 // A parameter's kind is named here for the tests' sample values of each kind
@@ -47,6 +48,18 @@ std::string_view kind_name(api::ParamKind kind) {
   std::abort();
 }
 
+std::string_view body_name(api::EndpointSpec::Body body) {
+  switch (body) {
+    case api::EndpointSpec::Body::kJson:
+      return "json";
+    case api::EndpointSpec::Body::kEventStream:
+      return "event_stream";
+    case api::EndpointSpec::Body::kLongPoll:
+      return "long_poll";
+  }
+  return "";
+}
+
 void write_param(Writer& w, const api::ParamSpec& p) {
   w.StartObject();
   w.Key("name");
@@ -78,8 +91,8 @@ int main() {
     string(w, e->cache.cache_control);
     w.Key("final_cache_control");
     string(w, e->cache.final_cache_control);
-    w.Key("event_stream");
-    w.Bool(e->body == api::EndpointSpec::Body::kEventStream);
+    w.Key("body");
+    string(w, body_name(e->body));
     w.Key("params");
     w.StartArray();
     for (const auto& p : e->params) write_param(w, p);

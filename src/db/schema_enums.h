@@ -30,6 +30,7 @@ inline constexpr SchemaEnum kSchemaEnums[] = {
     {"history_address_counts", "address_column", kCountedAddressColumns},
     {"history_address_counts", "status", domain::kHistoryStatuses},
     {"history_address_counts_add", "record_status", domain::kHistoryStatuses},
+    {"history_changes", "status", domain::kHistoryStatuses},
 };
 
 }  // namespace connector::db

@@ -52,7 +52,8 @@ def ok_answer(path):
 
 # The endpoints whose answers nginx never caches: the deposit addresses (connector-cache-rules.conf)
 # and the event streams (a hand-over to nchan).
-UNCACHED = {"/v1/account"} | {path for path, e in ENDPOINTS.items() if e["event_stream"]}
+# Event streams and long-polls: each answer is for one client at one moment.
+UNCACHED = {"/v1/account"} | {path for path, e in ENDPOINTS.items() if e["body"] != "json"}
 
 
 def map_block(name):
@@ -80,8 +81,10 @@ class OpenApi(unittest.TestCase):
     def test_echoed_parameters_are_members_of_the_answer(self):
         echoed = 0
         for path, endpoint in ENDPOINTS.items():
-            if endpoint["event_stream"]:
-                self.assertEqual(list(ok_answer(path)["content"]), ["text/event-stream"], path)
+            if endpoint["body"] != "json":
+                media = {"event_stream": "text/event-stream", "long_poll": "application/json"}
+                self.assertEqual(list(ok_answer(path)["content"]), [media[endpoint["body"]]],
+                                 path)
                 self.assertFalse([p for p in endpoint["params"] if p["echo"]], path)
                 continue
             schema = ok_answer(path)["content"]["application/json"]["schema"]
@@ -101,9 +104,10 @@ class OpenApi(unittest.TestCase):
         for path, endpoint in ENDPOINTS.items():
             described = {endpoint["cache_control"], endpoint["final_cache_control"]} - {""}
             responses = DOCUMENT["paths"][path]["get"]["responses"]
-            # An event stream has no 304: it is not a document to revalidate.
-            self.assertEqual("304" in responses, not endpoint["event_stream"], path)
-            for status in ("200", "304") if not endpoint["event_stream"] else ("200",):
+            # An event stream or a long-poll has no 304: not a document to revalidate.
+            document = endpoint["body"] == "json"
+            self.assertEqual("304" in responses, document, path)
+            for status in ("200", "304") if document else ("200",):
                 answer = responses[status]
                 if "$ref" in answer:
                     answer = follow(answer["$ref"])

@@ -117,8 +117,9 @@ class HostileInput(unittest.TestCase):
                         self.assert_error(target(path, name, value), 414, "query_too_long",
                                           message=message)
                         count += 1
-        # 18 parameters of the JSON endpoints, and the two event streams' hash and address.
-        self.assertEqual(count, 20 * (len(HOSTILE) + len(TOO_LONG)))
+        # 18 parameters of the JSON endpoints, the two event streams' hash and address, and the
+        # two long-polls' hash or address and after.
+        self.assertEqual(count, 24 * (len(HOSTILE) + len(TOO_LONG)))
         # Nothing of it reached the database: no deposit address recorded, no row changed.
         self.assertEqual(stack.sql("SELECT COUNT(*) FROM deposit_accounts"), deposit_accounts)
         self.assertEqual(stack.sql("SELECT COUNT(*) FROM history"), [[str(len(fixture.history))]])

@@ -43,7 +43,7 @@ OUTSIDE = "127.0.0.2"
 # The parameters each endpoint knows, from the endpoint descriptions (src/api/endpoints.h): the
 # map of connector-http.conf that lets only these into nginx's cache must name the same ones.
 ROUTE_PARAMS = endpoint_params()
-EVENT_STREAMS = {e["path"] for e in endpoint_descriptions()["endpoints"] if e["event_stream"]}
+EVENT_STREAMS = {e["path"] for e in endpoint_descriptions()["endpoints"] if e["body"] != "json"}
 
 stack = None
 fixture = Fixture()
@@ -235,7 +235,7 @@ class Caching(unittest.TestCase):
         does not know, a near miss of a known name, a name given twice, a leading zero, a case
         variant, an escape, page_size above 100) skips it (BYPASS) and is answered by the
         worker. The names come from the router."""
-        self.assertEqual(len(ROUTE_PARAMS), 9, ROUTE_PARAMS)
+        self.assertEqual(len(ROUTE_PARAMS), 11, ROUTE_PARAMS)
         self.assertEqual(len(ROUTE_PARAMS["/v1/history"]), 14)
         # Canonical spellings of one record's values: every answer below has records (an
         # empty page is not stored: test_empty_pages_are_answered_but_not_stored).

@@ -47,7 +47,7 @@ PRISM = MODULES / "@stoplight" / "prism-cli" / "dist" / "index.js"
 
 # What one run of client-test.mts sends (the same list in every mode), and the preflights it
 # sends with fetch when it talks to nginx directly (Prism routes only the document's operations).
-REQUESTS = 75
+REQUESTS = 77
 PREFLIGHTS = 3
 SUMMARY = re.compile(r"^ts-client: mode=(\w+) requests=(\d+) preflights=(\d+) checks=(\d+) "
                      r"violations=(\d+) endpoints=(\S+)$", re.M)
