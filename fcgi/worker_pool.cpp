@@ -332,6 +332,7 @@ void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueF
       .request_id = libfcgi.param("REQUEST_ID"),
       .deadline = deadline,
       .last_event_id = libfcgi.param("HTTP_LAST_EVENT_ID"),
+      .if_modified_since = libfcgi.param("HTTP_IF_MODIFIED_SINCE"),
   });
   const bool written = write_response(connection.get(), request.requestId, response.head,
                                       response.body, read_timeout_);

@@ -1,17 +1,22 @@
 -- 0007: every change row of the feed (0006) carries the record as that change left it: the
--- columns /v1/history/hash renders, copied by the triggers from NEW. So an event is the record
--- at its change (two changes published in one round each carry their own state), and a client
--- that reconnects, or polls, after an id it has seen is answered the changes it missed, each as
--- it was published, from the feed alone (src/db/change_feed.h).
+-- columns /v1/history/hash renders, copied by the triggers from NEW (and only a change of one
+-- of those is a change: source_tx_index, which no answer shows, no longer is). So an event is
+-- the record at its change (two changes published in one round each carry their own state),
+-- and a client that comes back, or polls, after an id it has seen is answered the changes it
+-- missed, each as it was published, from the feed alone (src/db/change_feed.h).
 --
 -- The three address columns are indexed (each with seq, InnoDB's primary key, at its end): the
--- missed changes of an address are three index ranges, never a scan of the feed.
+-- missed changes of an address are three index ranges, never a scan of the feed. `id` is the
+-- record's id under the name history gives it (a virtual column), so the feed's rows are read
+-- with history's own column list (src/db/change_feed.cpp).
 --
--- Rows written before this migration get their record's state now (the best there is); a row
--- whose record is gone keeps NULLs and is passed over, as before. A row has a state when its
--- hash is not NULL.
+-- Rows written before the triggers below get their record's state now (the best there is); a
+-- row whose record is gone keeps NULLs and is passed over, as before. A row has a state when
+-- its hash is not NULL. The triggers are replaced and the rows filled with history locked, so
+-- no change is written in between without a state, or not at all.
 
 ALTER TABLE history_changes
+  ADD COLUMN id BIGINT UNSIGNED AS (history_id) VIRTUAL,
   ADD COLUMN hash CHAR(64) CHARACTER SET ascii NULL,
   ADD COLUMN pair_id BIGINT UNSIGNED NULL,
   ADD COLUMN source_chain SMALLINT UNSIGNED NULL,
@@ -36,19 +41,7 @@ ALTER TABLE history_changes
   ADD KEY ix_history_changes_source_sender (source_sender),
   ADD KEY ix_history_changes_destination_address (destination_address);
 
-UPDATE history_changes c JOIN history h ON h.id = c.history_id SET
-  c.hash = h.hash, c.pair_id = h.pair_id, c.source_chain = h.source_chain,
-  c.destination_chain = h.destination_chain, c.source_deposit_address = h.source_deposit_address,
-  c.source_sender = h.source_sender, c.destination_address = h.destination_address,
-  c.source_block_number = h.source_block_number,
-  c.destination_block_number = h.destination_block_number,
-  c.source_block_timestamp = h.source_block_timestamp,
-  c.destination_block_timestamp = h.destination_block_timestamp,
-  c.source_tx_hash = h.source_tx_hash,
-  c.destination_tx_hash = h.destination_tx_hash, c.source_asset_id = h.source_asset_id,
-  c.destination_asset_id = h.destination_asset_id, c.source_amount = h.source_amount,
-  c.destination_amount = h.destination_amount, c.fee = h.fee, c.status = h.status,
-  c.status_message = h.status_message;
+LOCK TABLES history WRITE, history_changes WRITE;
 
 DROP TRIGGER history_changes_insert;
 DROP TRIGGER history_changes_update;
@@ -87,7 +80,6 @@ BEGIN
       AND NEW.source_block_timestamp <=> OLD.source_block_timestamp
       AND NEW.destination_block_timestamp <=> OLD.destination_block_timestamp
       AND NEW.source_tx_hash <=> OLD.source_tx_hash
-      AND NEW.source_tx_index <=> OLD.source_tx_index
       AND NEW.destination_tx_hash <=> OLD.destination_tx_hash
       AND NEW.source_asset_id <=> OLD.source_asset_id
       AND NEW.destination_asset_id <=> OLD.destination_asset_id
@@ -112,3 +104,26 @@ BEGIN
   END IF;
 END//
 DELIMITER ;
+
+UPDATE history_changes JOIN history ON history.id = history_changes.history_id SET
+  history_changes.hash = history.hash, history_changes.pair_id = history.pair_id,
+  history_changes.source_chain = history.source_chain,
+  history_changes.destination_chain = history.destination_chain,
+  history_changes.source_deposit_address = history.source_deposit_address,
+  history_changes.source_sender = history.source_sender,
+  history_changes.destination_address = history.destination_address,
+  history_changes.source_block_number = history.source_block_number,
+  history_changes.destination_block_number = history.destination_block_number,
+  history_changes.source_block_timestamp = history.source_block_timestamp,
+  history_changes.destination_block_timestamp = history.destination_block_timestamp,
+  history_changes.source_tx_hash = history.source_tx_hash,
+  history_changes.destination_tx_hash = history.destination_tx_hash,
+  history_changes.source_asset_id = history.source_asset_id,
+  history_changes.destination_asset_id = history.destination_asset_id,
+  history_changes.source_amount = history.source_amount,
+  history_changes.destination_amount = history.destination_amount,
+  history_changes.fee = history.fee, history_changes.status = history.status,
+  history_changes.status_message = history.status_message
+  WHERE history_changes.hash IS NULL;
+
+UNLOCK TABLES;

@@ -2,7 +2,8 @@
 
 namespace connector::api {
 
-void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> changes) {
+void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> changes,
+                       std::optional<std::uint64_t> after) {
   out.StartObject();
   json::key(out, "changes");
   out.StartArray();
@@ -14,6 +15,7 @@ void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> ch
     out.EndObject();
   }
   out.EndArray();
+  if (after) json::member_as_string(out, "after", *after);
   out.EndObject();
 }
 

@@ -1,10 +1,9 @@
 #pragma once
 // The body of a long-poll answer (/v1/history/hash/changes, /v1/history/changes):
-// {"changes":[{"seq":"<seq>","record":<the record as /v1/history/hash answers it>}, ...]}.
-// The worker writes it for the changes it answers from the feed, and the event publisher for
-// the one change it sends the long-poll channels (events/publisher.h): one writer, so both are
-// the same bytes.
+// {"changes":[{"seq":"<seq>","record":<the record as /v1/history/hash answers it>}, ...],
+//  "after":"<seq>"}, written by the worker from the change feed.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -17,6 +16,14 @@ struct RenderedChange {
   std::string_view record_json;  // write_record_answer's bytes
 };
 
-void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> changes);
+// `after`: where the client polls from next (the last change's seq, or, with none, how far
+// this node has published).
+void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> changes,
+                       std::optional<std::uint64_t> after);
+
+// What nginx answers a poll with when its channel has a change (the publisher's message on the
+// long-poll channels) or none came within its time: no change here, ask again from where you
+// are, and the worker answers from the feed.
+inline constexpr std::string_view kNoChanges = R"({"changes":[]})";
 
 }  // namespace connector::api

@@ -1,49 +1,82 @@
 #pragma once
 // What the event endpoints (streams and long-polls) share: the check that events are served
-// here, how far this node has published, the changes a client missed as events or as a change
-// list, and the hand-over to the internal location of nginx/connector-events.conf that holds a
-// subscriber of a channel.
+// here, how far this node can answer from the change feed, the changes a client has not had
+// (as events, or as a change list), and the hand-over to the internal location of
+// nginx/connector-events.conf that holds a subscriber of a channel.
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/endpoints.h"
 #include "db/change_feed.h"
 
 namespace connector::api {
 
-// Cache-Control of the hand-over and of missed events (never stored: each is its own).
+// Cache-Control of every answer of those paths (never stored: each is its own).
 inline constexpr std::string_view kEventStreamCacheControl = "no-store";
 
-// The most missed changes one answer carries: the client reconnects for the rest.
+// The most changes one answer carries: the client comes back for the rest.
 inline constexpr std::uint32_t kMissedEventsPerAnswer = 100;
 
 // Throws a 404 when this worker serves no events (events_publisher empty).
 void require_events(const Services& services);
 
+// The record a hash names; a 404 when none does.
+domain::HistoryRecord find_record(Services& services, const std::string& hash);
+
 // The seq a reconnecting EventSource last received (its Last-Event-ID); none on a first
 // connection. Every id this service sends is a seq, so anything else is a 400.
 std::optional<std::uint64_t> last_event_id(const Services& services);
 
-// The last change the node's publisher has published: what a reconnection is answered up to
-// (a newer one reaches the stream it is then handed to). Before the publisher's first round
-// after a start, no bound (the whole feed): a change may then come twice, never not at all.
-std::uint64_t published_upto(const Services& services);
-inline constexpr std::uint64_t kNothingPublishedYet = ~std::uint64_t{0};  // what it is then
+// How far this node can answer from the feed: the last change its publisher has published
+// (everything up to there went out, or the hand-over's nchan location gets it), when its read
+// server holds the feed that far. None before the publisher's first round after a start, or
+// while this thread's read server is behind the publisher's: the client asks again shortly.
+std::optional<std::uint64_t> published_point(Services& services);
 
-// Missed changes (not empty) as the answer's events, each as the publisher sent it: its
-// record as /v1/history/hash answers it, and its seq as the id.
-Answer missed_events(Services& services, std::span<const db::FeedChange> missed);
+// One record (history.id) or one address (lower case): whose changes a client follows.
+struct Followed {
+  std::uint64_t history_id = 0;
+  std::string address;  // "" for a record
+};
 
-// Changes as a long-poll's answer (api/change_list.h), each as the publisher sent it.
+// The changes of `followed` after `after` up to published_point (at most
+// kMissedEventsPerAnswer), in seq order; none when published_point is none.
+std::optional<std::vector<db::FeedChange>> changes_after(Services& services,
+                                                         const Followed& followed,
+                                                         std::uint64_t after);
+
+// The stream's answer from the worker itself, text/event-stream: the changes (each as the
+// publisher sent it: its record as /v1/history/hash answers it, its seq as the id), then the
+// end; the EventSource comes back with the last id. With no changes, only a comment: the
+// client comes back after its retry delay (a stream never answers 503, which would stop a
+// browser's EventSource for good).
+Answer stream_events(Services& services, std::span<const db::FeedChange> changes);
+
+// A stream's answer, `answer` run: a database that cannot answer is an empty stream (above).
+template <typename Work>
+Answer stream_or_retry(Services& services, Work&& answer) {
+  try {
+    return answer();
+  } catch (const db::DatabaseUnavailable&) {
+    return stream_events(services, {});
+  }
+}
+
+// A long-poll's answer (api/change_list.h): the changes, and where to poll from next.
 Answer change_list(Services& services, std::span<const db::FeedChange> changes,
-                   json::JsonWriter& out);
+                   std::optional<std::uint64_t> after, json::JsonWriter& out);
+
+// A long-poll that cannot be answered yet (published_point none): a 503 with Retry-After.
+[[noreturn]] void poll_later();
 
 // Sends the client to the subscriber location `kind` of `channel` (the name
 // domain/event_channels.h gives it, from a validated value only): the streams "record" (the
-// record's state first), "record-changes" (its changes only) and "address", the long-polls
+// record's state first), "record-changes" and "address-changes" (a returning stream: the changes
+// kept a moment, then those to come) and "address" (those to come); the long-polls
 // "poll-record" and "poll-address".
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel);
 

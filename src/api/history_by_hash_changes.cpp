@@ -1,12 +1,11 @@
 // GET /v1/history/hash/changes: one record's changes by long-polling, for clients without
-// EventSource. Without `after`: the record as it is now, at once. With `after` (the last seq
-// the client has): the changes after it that this node has published, at once, from the feed;
-// or, when there are none, the request is handed to nginx (nchan), which answers the next
-// change, or an empty list when none comes within its timeout.
+// EventSource. Without `after`: the record as it is now, at once, and where to poll from next.
+// With `after` (where the client is): the changes after it that this node has published, at
+// once, from the feed; or, when there are none, the request is handed to nginx (nchan), which
+// answers an empty list when the record changes or after its time, and the client asks again.
 #include "api/event_stream.h"
 #include "api/params.h"
 #include "domain/event_channels.h"
-#include "http/api_error.h"
 
 namespace connector::api {
 namespace {
@@ -17,21 +16,21 @@ constexpr ParamSpec kParams[] = {{"hash", ParamKind::kRecordHash, /*required=*/t
 Answer history_by_hash_changes(const ValidParams& params, Services& services,
                                json::JsonWriter& out) {
   require_events(services);
-  // Read before the record: its state then holds every change published up to here.
-  const std::uint64_t upto = published_upto(services);
-  const auto record = services.history.find_by_hash(*params.get<std::string>("hash"));
-  if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
   const auto after = params.get<std::uint64_t>("after");
+  const auto record = find_record(services, *params.get<std::string>("hash"));
   if (!after) {
-    // Its seq is where the next poll goes on from (0 before the publisher's first round: the
-    // record's changes in the feed come again, none is missed).
-    const db::FeedChange now{upto == kNothingPublishedYet ? 0 : upto, *record};
-    return change_list(services, {&now, 1}, out);
+    // The point first, the record after it: its state then holds every change up to there.
+    const auto upto = published_point(services);
+    if (!upto) poll_later();
+    const auto state = services.history.record_state(record.id);
+    if (!state) return change_list(services, {}, upto, out);  // deleted meanwhile
+    const db::FeedChange now{state->seq, state->record};
+    return change_list(services, {&now, 1}, std::max(*upto, state->seq), out);
   }
-  const auto missed =
-      services.history.record_changes(record->id, *after, upto, kMissedEventsPerAnswer);
-  if (!missed.empty()) return change_list(services, missed, out);
-  return event_stream(services, "poll-record", domain::record_channel(record->hash));
+  const auto missed = changes_after(services, {.history_id = record.id, .address = {}}, *after);
+  if (!missed) poll_later();
+  if (!missed->empty()) return change_list(services, *missed, missed->back().seq, out);
+  return event_stream(services, "poll-record", domain::record_channel(record.hash));
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // GET /v1/history/changes: the changes of every record an address is part of, by long-polling,
-// for clients without EventSource. With `after` (the last seq the client has): the changes
-// after it that this node has published, at once, from the feed; otherwise, or when there are
-// none, the request is handed to nginx (nchan), which answers the next change, or an empty
-// list when none comes within its timeout.
+// for clients without EventSource. Without `after`: at once, where to poll from (how far this
+// node has published). With `after`: the changes after it that this node has published, at
+// once, from the feed; or, when there are none, the request is handed to nginx (nchan), which
+// answers an empty list when a record of the address changes or after its time, and the client
+// asks again.
 #include "api/event_stream.h"
 #include "api/params.h"
 #include "chain/address.h"
@@ -17,11 +18,15 @@ constexpr ParamSpec kParams[] = {{"address", ParamKind::kAddress, /*required=*/t
 Answer history_changes(const ValidParams& params, Services& services, json::JsonWriter& out) {
   require_events(services);
   const auto address = params.get<chain::Address>("address")->lower();
-  if (const auto after = params.get<std::uint64_t>("after")) {
-    const auto missed = services.history.address_changes(address, *after, published_upto(services),
-                                                         kMissedEventsPerAnswer);
-    if (!missed.empty()) return change_list(services, missed, out);
+  const auto after = params.get<std::uint64_t>("after");
+  if (!after) {
+    const auto upto = published_point(services);
+    if (!upto) poll_later();
+    return change_list(services, {}, upto, out);
   }
+  const auto missed = changes_after(services, {.history_id = 0, .address = address}, *after);
+  if (!missed) poll_later();
+  if (!missed->empty()) return change_list(services, *missed, missed->back().seq, out);
   return event_stream(services, "poll-address", domain::address_channel(address));
 }
 

@@ -1,7 +1,7 @@
 // GET /v1/history/events: the changes of every record an address is part of (as depositor,
 // sender or recipient), as server-sent events held by nginx (nchan): nothing until the next
-// change. A reconnection (Last-Event-ID) is answered the changes it missed from the feed, or,
-// when it missed none, handed to the channel.
+// change. A stream that comes back (Last-Event-ID) is answered the changes it has not had from
+// the feed, or, when there are none, handed to the channel's recent messages and those to come.
 #include "api/event_stream.h"
 #include "api/params.h"
 #include "chain/address.h"
@@ -16,12 +16,14 @@ Answer history_events(const ValidParams& params, Services& services, json::JsonW
   require_events(services);
   const auto after = last_event_id(services);
   const auto address = params.get<chain::Address>("address")->lower();
-  if (after) {
-    const auto missed = services.history.address_changes(address, *after, published_upto(services),
-                                                         kMissedEventsPerAnswer);
-    if (!missed.empty()) return missed_events(services, missed);
-  }
-  return event_stream(services, "address", domain::address_channel(address));
+  const auto channel = domain::address_channel(address);
+  if (!after) return event_stream(services, "address", channel);
+  return stream_or_retry(services, [&] {
+    const auto missed = changes_after(services, {.history_id = 0, .address = address}, *after);
+    if (!missed) return stream_events(services, {});  // the client comes back shortly
+    if (!missed->empty()) return stream_events(services, *missed);
+    return event_stream(services, "address-changes", channel);
+  });
 }
 
 }  // namespace

@@ -86,6 +86,19 @@ void add_header(std::string& head, std::string_view name, std::string_view value
   head.append(name).append(": ").append(value).append("\r\n");
 }
 
+// nchan reads a message id from these two headers whatever its configuration says, and nchan
+// 1.3.6 aborts an nginx worker on some (docs/events.md): an event stream or a long-poll that
+// carries either never reaches it. Clients follow with Last-Event-ID or `after` instead.
+void reject_conditional_headers(const HttpRequest& request) {
+  for (const auto& [name, value] : {std::pair{"If-None-Match", request.if_none_match},
+                                    std::pair{"If-Modified-Since", request.if_modified_since}}) {
+    if (!value.empty()) {
+      throw http::invalid_parameter(name, std::string("This path takes no ") + name +
+                                              ": follow it with Last-Event-ID or after");
+    }
+  }
+}
+
 }  // namespace
 
 std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels() {
@@ -109,6 +122,7 @@ struct Router::Outcome {
 };
 
 void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, Outcome& outcome) {
+  if (endpoint.body != EndpointSpec::Body::kJson) reject_conditional_headers(request);
   const auto query = http::QueryParams::parse(request.query_string, endpoint.names);
   query.reject_duplicates(endpoint.names);
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
@@ -124,7 +138,8 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   }
   if (answer == Answer::kMissedEvents) {
     body_.Clear();
-    const auto& events = services_.missed_events;
+    std::string events;
+    events.swap(services_.missed_events);  // not kept: up to a hundred records
     std::copy(events.begin(), events.end(), body_.Push(events.size()));
     outcome.content_type = kEventStreamContentType;
     outcome.cache_control = endpoint.cache.cache_control;
@@ -207,6 +222,7 @@ HttpResponse Router::handle(const HttpRequest& request) {
                             ? std::string(request.request_id)
                             : http::make_request_id();
   const Outcome outcome = dispatch(request, response.request_id);
+  services_.last_event_id = {};  // the request's bytes are not kept past it
   response.status = outcome.status;
   response.endpoint_index = outcome.endpoint_index;
   const std::string_view body(body_.GetString(), body_.GetSize());

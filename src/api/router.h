@@ -28,6 +28,7 @@ struct HttpRequest {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // The Last-Event-ID header of a reconnecting EventSource ("" when absent).
   std::string_view last_event_id = {};
+  std::string_view if_modified_since = {};
 };
 
 struct HttpResponse {

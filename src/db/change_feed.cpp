@@ -7,37 +7,34 @@
 namespace connector::db {
 namespace {
 
-// The feed's rows read as records: the record columns' "h." names, with the record's id under
-// the name history has for it, through a derived table MariaDB merges into the statement. Each
+// The record's columns first (read_row reads from the first; the feed's rows have history's
+// names, `id` included: 0007), then the change's seq and whether the row carries a state. Each
 // statement forces its index, as every history read does (db/history_statements.h): a plan
 // never depends on the table's statistics.
-std::string feed_rows(std::string_view index) {
-  return " FROM (SELECT c.*, c.history_id AS id FROM history_changes c FORCE INDEX (" +
-         std::string(index) + ")) h";
-}
-
-// The record's columns first (read_row reads from the first), then the change's seq and
-// whether the row carries a state (0007).
-std::string feed_select() {
-  return "SELECT " + select_list(history_record_columns()) + ", h.seq, h.hash IS NOT NULL";
+std::string feed_select(std::string_view hint = "") {
+  return "SELECT " + std::string(hint) + select_list(history_record_columns()) +
+         ", h.seq, h.hash IS NOT NULL";
 }
 
 const std::string& feed_statement() {
-  static const std::string sql =
-      feed_select() + feed_rows("PRIMARY") + " WHERE h.seq > ? ORDER BY h.seq LIMIT ?";
+  static const std::string sql = feed_select() +
+                                 " FROM history_changes h FORCE INDEX (PRIMARY) WHERE h.seq > ? "
+                                 "ORDER BY h.seq LIMIT ?";
   return sql;
 }
 
 const std::string& record_changes_statement() {
   // The index is (history_id, seq) (InnoDB ends it with the primary key): one range.
-  static const std::string sql = feed_select() + feed_rows("ix_history_changes_record") +
-                                 " WHERE h.history_id = ? AND h.seq > ? AND h.seq <= ? AND "
-                                 "h.hash IS NOT NULL ORDER BY h.seq LIMIT ?";
+  static const std::string sql =
+      feed_select() +
+      " FROM history_changes h FORCE INDEX (ix_history_changes_record) WHERE h.history_id = ? "
+      "AND h.seq > ? AND h.seq <= ? AND h.hash IS NOT NULL ORDER BY h.seq LIMIT ?";
   return sql;
 }
 
 const std::string& address_changes_statement() {
-  // One range per address column (its index ends with seq), then those rows by seq.
+  // One range per address column (its index ends with seq), then those rows by seq: the
+  // ranges first, whatever the statistics say (STRAIGHT_JOIN).
   static const std::string sql = [] {
     std::string ranges;
     for (const std::string_view column : kCountedAddressColumns) {
@@ -48,9 +45,9 @@ const std::string& address_changes_statement() {
       ranges += column;
       ranges += " = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?)";
     }
-    return feed_select() + " FROM (" + ranges + ") m JOIN" +
-           feed_rows("PRIMARY").substr(std::string_view(" FROM").size()) +
-           " ON h.seq = m.seq WHERE h.hash IS NOT NULL ORDER BY h.seq LIMIT ?";
+    return feed_select("STRAIGHT_JOIN ") + " FROM (" + ranges +
+           ") m JOIN history_changes h FORCE INDEX (PRIMARY) ON h.seq = m.seq WHERE h.hash IS "
+           "NOT NULL ORDER BY h.seq LIMIT ?";
   }();
   return sql;
 }

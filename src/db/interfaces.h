@@ -27,6 +27,9 @@ class HistoryReader {
                                                  std::uint64_t upto, std::uint32_t limit) = 0;
   virtual std::vector<FeedChange> address_changes(std::string_view address, std::uint64_t after,
                                                   std::uint64_t upto, std::uint32_t limit) = 0;
+  // The newest seq the feed holds here; a record as it is with its newest change's seq.
+  virtual std::uint64_t feed_end() = 0;
+  virtual std::optional<RecordState> record_state(std::uint64_t history_id) = 0;
 };
 
 class DepositAccounts {
@@ -60,6 +63,10 @@ class MariaDbHistoryReader final : public HistoryReader {
   std::vector<FeedChange> address_changes(std::string_view address, std::uint64_t after,
                                           std::uint64_t upto, std::uint32_t limit) override {
     return address_changes_between(db_, address, after, upto, limit);
+  }
+  std::uint64_t feed_end() override { return db::feed_end(db_); }
+  std::optional<RecordState> record_state(std::uint64_t history_id) override {
+    return find_record_state(db_, history_id);
   }
 
  private:

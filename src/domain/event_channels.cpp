@@ -23,6 +23,12 @@ std::vector<std::string> address_channels(const HistoryRecord& record) {
   return channels;
 }
 
+std::vector<std::string> recent_channels(const HistoryRecord& record) {
+  std::vector<std::string> channels{"r:" + chain::ascii_lower(record.hash)};
+  for (auto& channel : address_channels(record)) channels.push_back(std::move(channel));
+  return channels;
+}
+
 std::vector<std::string> poll_channels(const HistoryRecord& record) {
   std::vector<std::string> channels{"p" + record_channel(record.hash)};
   for (const auto& channel : address_channels(record)) channels.push_back("p" + channel);

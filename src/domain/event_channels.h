@@ -18,8 +18,13 @@ std::string address_channel(std::string_view address);
 // The channels of the addresses a record involves, each once: its deposit address, its
 // sender, its destination (an empty one has none).
 std::vector<std::string> address_channels(const HistoryRecord& record);
+// Where a record's change goes for the streams that came back after an id (Last-Event-ID),
+// which start at the oldest message nginx keeps, a moment's worth: "r:" and its hash, then its
+// address channels (an address's streams all read those).
+std::vector<std::string> recent_channels(const HistoryRecord& record);
 // The long-poll channels of a record's change: "p" and its record channel, then "p" and each of
-// its address channels (their messages are change lists, api/change_list.h, not events).
+// its address channels. Their messages only wake the polls up (api/change_list.h, kNoChanges):
+// the client asks again, and the worker answers from the feed.
 std::vector<std::string> poll_channels(const HistoryRecord& record);
 
 }  // namespace connector::domain

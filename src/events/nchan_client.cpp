@@ -94,9 +94,9 @@ void NchanClient::publish_to_record(const std::string& channel, std::string_view
   publish("/publish/record?channel=", channel, body);
 }
 
-void NchanClient::publish_to_addresses(const std::vector<std::string>& channels,
-                                       std::string_view body) {
-  publish("/publish/addresses?channels=", joined(channels), body);
+void NchanClient::publish_to_recent(const std::vector<std::string>& channels,
+                                    std::string_view body) {
+  publish("/publish/recent?channels=", joined(channels), body);
 }
 
 void NchanClient::publish_to_polls(const std::vector<std::string>& channels,

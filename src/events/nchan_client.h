@@ -1,10 +1,10 @@
 #pragma once
 // Talks to nchan's publisher locations (nginx/connector-events.conf) over their private unix
 // socket, with libcurl (a kept connection, timeouts, HTTP done right; nothing hand-written):
-// publishes a message to a record's channel, to several address channels or to a change's
-// long-poll channels at once, and asks
-// how many messages a channel holds. nginx on that socket is our own, but its answers are
-// still only read for their status and one number.
+// publishes a message to a record's channel, or to several channels at once (a change's recent
+// and address channels, its long-poll channels), and asks how many messages a channel holds.
+// nginx on that socket is our own, but its answers are still only read for their status and
+// one number.
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
@@ -28,7 +28,8 @@ class NchanClient {
 
   // Throws PublishError when nchan does not take it (no answer, or not 201/202).
   void publish_to_record(const std::string& channel, std::string_view body);
-  void publish_to_addresses(const std::vector<std::string>& channels, std::string_view body);
+  // domain::recent_channels, one message to all of them.
+  void publish_to_recent(const std::vector<std::string>& channels, std::string_view body);
   // The long-poll channels of a change (domain::poll_channels), one message to all of them.
   void publish_to_polls(const std::vector<std::string>& channels, std::string_view body);
   // The messages the record channel holds now (0 also when nchan has no such channel).

@@ -174,21 +174,16 @@ void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
   if (progress_.seq != seq) progress_ = {seq, Step::kRecord};
   if (progress_.next == Step::kRecord) {
     nchan_->publish_to_record(domain::record_channel(record.hash), event);
-    progress_.next = Step::kAddresses;
+    progress_.next = Step::kRecent;
     board_.publisher.beat(util::monotonic_ms());
   }
-  if (progress_.next == Step::kAddresses) {
-    const auto channels = domain::address_channels(record);
-    if (!channels.empty()) nchan_->publish_to_addresses(channels, event);
+  if (progress_.next == Step::kRecent) {
+    nchan_->publish_to_recent(domain::recent_channels(record), event);
     progress_.next = Step::kPolls;
     board_.publisher.beat(util::monotonic_ms());
   }
   if (progress_.next == Step::kPolls) {
-    rapidjson::StringBuffer list;
-    json::JsonWriter list_writer(list);
-    const api::RenderedChange change{seq, json};
-    api::write_change_list(list_writer, {&change, 1});
-    nchan_->publish_to_polls(domain::poll_channels(record), {list.GetString(), list.GetSize()});
+    nchan_->publish_to_polls(domain::poll_channels(record), api::kNoChanges);
     progress_.next = Step::kDone;
   }
 }

@@ -5,9 +5,10 @@
 //
 // Every events_poll_ms the holder reads the change feed (db/change_feed.h) after its cursor from
 // the node's read server, in seq order (events/feed_order.h for holes), renders each changed
-// record as /v1/history/hash does and publishes it on the record's channel, then on its
-// addresses' (domain/event_channels.h, events/event_body.h), then as a change list on its
-// long-poll channels (api/change_list.h), moving the cursor past each change once all took it. The
+// record as /v1/history/hash does and publishes it on the record's channel, then on the
+// channels kept a moment for returning streams and its addresses' (domain/event_channels.h,
+// events/event_body.h), then wakes its long-polls (api/change_list.h), moving the cursor past
+// each change once all took it. The
 // cursor lives in the scoreboard, moved after each change and only by the holder (a
 // compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
 // in events_cursor_file, written at the end of each round that moved it, for a restart of the
@@ -79,7 +80,7 @@ class EventPublisher {
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;
   // How far the change being published got: the channels it goes to next.
-  enum class Step : std::uint8_t { kRecord, kAddresses, kPolls, kDone };
+  enum class Step : std::uint8_t { kRecord, kRecent, kPolls, kDone };
   struct Progress {
     std::uint64_t seq = 0;
     Step next = Step::kRecord;

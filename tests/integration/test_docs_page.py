@@ -104,10 +104,10 @@ def operations():
 
 
 class Document(unittest.TestCase):
-    def test_it_lists_the_nine_endpoints_of_the_router(self):
-        self.assertEqual(len(ENDPOINTS), 9, ENDPOINTS)
+    def test_it_lists_the_eleven_endpoints_of_the_router(self):
+        self.assertEqual(len(ENDPOINTS), 11, ENDPOINTS)
         self.assertEqual(set(document["paths"]), ENDPOINTS)
-        self.assertEqual([method for _, method, _ in operations()], ["get"] * 9)
+        self.assertEqual([method for _, method, _ in operations()], ["get"] * 11)
 
     def test_served_as_json_with_a_long_lifetime(self):
         r = stack.get("/v1/openapi.json")

@@ -107,10 +107,10 @@ async function* rawEvents(response: Response): AsyncGenerator<RawEvent> {
 // a 5xx is waited out (Retry-After, else retryMs); any other error answer (400, 404) ends it with
 // an Error naming the status.
 export async function* followEvents(url: string, options: FollowOptions = {}): AsyncGenerator<RecordEvent> {
-  let last = -1;
+  let last: bigint | null = null;
   while (!options.signal?.aborted) {
     const headers: Record<string, string> = { "Accept": "text/event-stream" };
-    if (last >= 0) headers["Last-Event-ID"] = String(last);
+    if (last !== null) headers["Last-Event-ID"] = String(last);
     let response: Response;
     try {
       response = await fetch(url, { headers, signal: options.signal ?? null });
@@ -122,10 +122,11 @@ export async function* followEvents(url: string, options: FollowOptions = {}): A
     if (await waitedOut(url, response, options)) continue;
     try {
       for await (const event of rawEvents(response)) {
-        const seq = Number(event.id);
-        if (!Number.isSafeInteger(seq) || seq <= last) continue; // a repeat after reconnecting
+        if (!/^[0-9]{1,20}$/.test(event.id)) continue;
+        const seq = BigInt(event.id);
+        if (last !== null && seq <= last) continue; // a repeat after reconnecting
         last = seq;
-        yield { seq, record: JSON.parse(event.data) as HistoryRecord };
+        yield { seq: Number(seq), record: JSON.parse(event.data) as HistoryRecord };
       }
     } catch {
       if (options.signal?.aborted) return;
@@ -135,8 +136,9 @@ export async function* followEvents(url: string, options: FollowOptions = {}): A
 }
 
 // Long-polls one list (recordChangesUrl or addressChangesUrl) until options.signal aborts: a
-// record's first answer is its state, an address's its next change; each later poll asks for
-// the changes after the last seq yielded. Errors as followEvents.
+// record's first answer is its state; each poll asks from the last answer's `after` (an answer
+// without one, nginx's "something changed, or nothing did in 30 s", keeps it). Errors as
+// followEvents.
 export async function* pollChanges(url: string, options: FollowOptions = {}): AsyncGenerator<RecordEvent> {
   let after: bigint | null = null;
   while (!options.signal?.aborted) {
@@ -162,8 +164,8 @@ export async function* pollChanges(url: string, options: FollowOptions = {}): As
     for (const change of list.changes) {
       const seq = BigInt(change.seq);
       if (after !== null && seq <= after) continue; // a repeat
-      after = seq;
       yield { seq: Number(seq), record: change.record };
     }
+    if (list.after !== undefined) after = BigInt(list.after);
   }
 }
