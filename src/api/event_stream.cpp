@@ -1,6 +1,6 @@
 #include "api/event_stream.h"
 
-#include <algorithm>
+#include <chrono>
 
 #include "api/change_list.h"
 #include "api/params.h"
@@ -49,7 +49,9 @@ std::optional<std::uint64_t> published_point(Services& services) {
   if (!board.cursor_known.load()) return std::nullopt;
   const std::uint64_t published = board.cursor.load();
   // Read after the cursor: a server that holds the feed that far now holds it from then on.
-  if (services.history.feed_end() < published) return std::nullopt;
+  // An empty feed (trimmed: nothing changed for a day) has nothing to answer, and is no lag.
+  const std::uint64_t held = services.history.feed_end();
+  if (held != 0 && held < published) return std::nullopt;
   return published;
 }
 
@@ -63,16 +65,39 @@ std::optional<std::vector<db::FeedChange>> changes_after(Services& services,
                                                        kMissedEventsPerAnswer)
                      : services.history.address_changes(followed.address, after, *upto,
                                                         kMissedEventsPerAnswer);
-  // A row without a state (written before 0007 for a record deleted since) has nothing to show.
-  std::erase_if(changes, [](const db::FeedChange& change) { return !change.record; });
-  return changes;
+  return changes;  // each with its record: the reads pass over rows without a state
+}
+
+Answer resume_stream(Services& services, const Followed& followed, std::uint64_t after,
+                     std::string_view kind, const std::string& channel) {
+  const auto started = std::chrono::steady_clock::now();
+  const auto missed = changes_after(services, followed, after);
+  if (!missed) return stream_events(services, {});  // the client comes back shortly
+  if (!missed->empty()) return stream_events(services, *missed);
+  // The channel keeps what was published after our read of the cursor only a moment: a slow
+  // answer might reach nchan after it is gone, so the client comes back instead.
+  if (std::chrono::steady_clock::now() - started > kHandOverWithin) {
+    return stream_events(services, {});
+  }
+  return event_stream(services, kind, channel);
+}
+
+Answer resume_poll(Services& services, const Followed& followed, std::uint64_t after,
+                   std::string_view kind, const std::string& channel, json::JsonWriter& out) {
+  const auto missed = changes_after(services, followed, after);
+  if (!missed) poll_later();
+  if (!missed->empty()) return change_list(services, *missed, missed->back().seq, out);
+  return event_stream(services, kind, channel);
 }
 
 Answer stream_events(Services& services, std::span<const db::FeedChange> changes) {
   const auto records = rendered_records(services, changes);
   auto& body = services.missed_events;
   body.clear();
-  if (changes.empty()) body = ": again shortly\n\n";
+  // The delay of the client's next try, as browsers have it by default (set: a client that
+  // would come back at once must not spin).
+  body = "retry: 3000\n";
+  if (changes.empty()) body += ": again shortly\n\n";
   for (std::size_t i = 0; i < changes.size(); ++i) {
     // The standard form of an event; the data is one line (RapidJSON escapes CR and LF).
     body += "id: ";

@@ -3,6 +3,7 @@
 // here, how far this node can answer from the change feed, the changes a client has not had
 // (as events, or as a change list), and the hand-over to the internal location of
 // nginx/connector-events.conf that holds a subscriber of a channel.
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -72,6 +73,21 @@ Answer change_list(Services& services, std::span<const db::FeedChange> changes,
 
 // A long-poll that cannot be answered yet (published_point none): a 503 with Retry-After.
 [[noreturn]] void poll_later();
+
+// The longest a returning stream's answer may take, from the read of the cursor, and still be
+// handed to the channel's recent messages (kept 2 s: nginx/connector-events-http.conf).
+inline constexpr std::chrono::milliseconds kHandOverWithin{1000};
+
+// A stream that came back after `after` (Last-Event-ID): the changes it missed; none, the
+// hand-over to `kind` (its channel's recent messages, then those to come); not answerable yet,
+// or answered too slowly for that, an empty stream (the client comes back).
+Answer resume_stream(Services& services, const Followed& followed, std::uint64_t after,
+                     std::string_view kind, const std::string& channel);
+
+// A long-poll from `after`: the changes after it; none, the hand-over to `kind` (nginx wakes it
+// when the channel changes); not answerable yet, a 503.
+Answer resume_poll(Services& services, const Followed& followed, std::uint64_t after,
+                   std::string_view kind, const std::string& channel, json::JsonWriter& out);
 
 // Sends the client to the subscriber location `kind` of `channel` (the name
 // domain/event_channels.h gives it, from a validated value only): the streams "record" (the

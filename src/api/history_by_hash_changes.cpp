@@ -27,10 +27,8 @@ Answer history_by_hash_changes(const ValidParams& params, Services& services,
     const db::FeedChange now{state->seq, state->record};
     return change_list(services, {&now, 1}, std::max(*upto, state->seq), out);
   }
-  const auto missed = changes_after(services, {.history_id = record.id, .address = {}}, *after);
-  if (!missed) poll_later();
-  if (!missed->empty()) return change_list(services, *missed, missed->back().seq, out);
-  return event_stream(services, "poll-record", domain::record_channel(record.hash));
+  return resume_poll(services, {.history_id = record.id, .address = {}}, *after, "poll-record",
+                     domain::record_channel(record.hash), out);
 }
 
 }  // namespace

@@ -22,10 +22,8 @@ Answer history_by_hash_events(const ValidParams& params, Services& services, jso
       services.events->request_snapshot(record.id);
       return event_stream(services, "record", channel);
     }
-    const auto missed = changes_after(services, {.history_id = record.id, .address = {}}, *after);
-    if (!missed) return stream_events(services, {});  // the client comes back shortly
-    if (!missed->empty()) return stream_events(services, *missed);
-    return event_stream(services, "record-changes", channel);
+    return resume_stream(services, {.history_id = record.id, .address = {}}, *after,
+                         "record-changes", channel);
   });
 }
 

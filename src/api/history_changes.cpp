@@ -24,10 +24,8 @@ Answer history_changes(const ValidParams& params, Services& services, json::Json
     if (!upto) poll_later();
     return change_list(services, {}, upto, out);
   }
-  const auto missed = changes_after(services, {.history_id = 0, .address = address}, *after);
-  if (!missed) poll_later();
-  if (!missed->empty()) return change_list(services, *missed, missed->back().seq, out);
-  return event_stream(services, "poll-address", domain::address_channel(address));
+  return resume_poll(services, {.history_id = 0, .address = address}, *after, "poll-address",
+                     domain::address_channel(address), out);
 }
 
 }  // namespace

@@ -19,10 +19,8 @@ Answer history_events(const ValidParams& params, Services& services, json::JsonW
   const auto channel = domain::address_channel(address);
   if (!after) return event_stream(services, "address", channel);
   return stream_or_retry(services, [&] {
-    const auto missed = changes_after(services, {.history_id = 0, .address = address}, *after);
-    if (!missed) return stream_events(services, {});  // the client comes back shortly
-    if (!missed->empty()) return stream_events(services, *missed);
-    return event_stream(services, "address-changes", channel);
+    return resume_stream(services, {.history_id = 0, .address = address}, *after, "address-changes",
+                         channel);
   });
 }
 

@@ -86,13 +86,14 @@ void add_header(std::string& head, std::string_view name, std::string_view value
   head.append(name).append(": ").append(value).append("\r\n");
 }
 
-// nchan reads a message id from these two headers whatever its configuration says, and nchan
-// 1.3.6 aborts an nginx worker on some (docs/events.md): an event stream or a long-poll that
-// carries either never reaches it. Clients follow with Last-Event-ID or `after` instead.
+// nchan reads a message id from these two headers whatever its configuration says (from their
+// presence: an empty one too), and nchan 1.3.6 aborts an nginx worker on some (docs/events.md):
+// an event stream or a long-poll that carries either never reaches it. Clients follow with
+// Last-Event-ID or `after` instead.
 void reject_conditional_headers(const HttpRequest& request) {
   for (const auto& [name, value] : {std::pair{"If-None-Match", request.if_none_match},
                                     std::pair{"If-Modified-Since", request.if_modified_since}}) {
-    if (!value.empty()) {
+    if (value.data() != nullptr) {  // present (an absent header is a null view)
       throw http::invalid_parameter(name, std::string("This path takes no ") + name +
                                               ": follow it with Last-Event-ID or after");
     }

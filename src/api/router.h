@@ -21,8 +21,8 @@ struct HttpRequest {
   std::string_view method;
   std::string_view path;  // decoded, normalised path (nginx's $document_uri)
   std::string_view query_string;
-  std::string_view if_none_match;
-  std::string_view request_id;  // from nginx; one is made when missing or malformed
+  std::string_view if_none_match;  // null data() when absent (as every header below)
+  std::string_view request_id;     // from nginx; one is made when missing or malformed
   // The end of the request's time budget: what waits on the database or on a reload stops
   // there.
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

@@ -154,6 +154,7 @@ bool EventPublisher::publish_changes() {
     at = changes[i].seq;
     board_.changes_published.fetch_add(1);
     board_.publisher.beat(util::monotonic_ms());
+    if (changes[i].record) wake_polls(*changes[i].record);
   }
   return changes.size() == kBatch && verdict.publish == changes.size();
 }
@@ -169,22 +170,23 @@ void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
     nchan_->publish_to_record(domain::record_channel(record.hash), event);
     return;
   }
-  // A change some of whose channels took it is retried from the first that did not: no
+  // A change whose record channel took it but not the rest is retried from there: no
   // subscriber gets it twice.
-  if (progress_.seq != seq) progress_ = {seq, Step::kRecord};
-  if (progress_.next == Step::kRecord) {
+  if (record_published_ != seq) {
     nchan_->publish_to_record(domain::record_channel(record.hash), event);
-    progress_.next = Step::kRecent;
+    record_published_ = seq;
     board_.publisher.beat(util::monotonic_ms());
   }
-  if (progress_.next == Step::kRecent) {
-    nchan_->publish_to_recent(domain::recent_channels(record), event);
-    progress_.next = Step::kPolls;
-    board_.publisher.beat(util::monotonic_ms());
-  }
-  if (progress_.next == Step::kPolls) {
+  nchan_->publish_to_recent(domain::recent_channels(record), event);
+}
+
+// After the cursor moved past the change: a woken client asks the worker, which answers up
+// to the cursor. A wake-up lost (counted) costs its polls their 30 s, not the change.
+void EventPublisher::wake_polls(const domain::HistoryRecord& record) {
+  try {
     nchan_->publish_to_polls(domain::poll_channels(record), api::kNoChanges);
-    progress_.next = Step::kDone;
+  } catch (const PublishError&) {
+    board_.publish_failures.fetch_add(1);
   }
 }
 

@@ -7,8 +7,8 @@
 // the node's read server, in seq order (events/feed_order.h for holes), renders each changed
 // record as /v1/history/hash does and publishes it on the record's channel, then on the
 // channels kept a moment for returning streams and its addresses' (domain/event_channels.h,
-// events/event_body.h), then wakes its long-polls (api/change_list.h), moving the cursor past
-// each change once all took it. The
+// events/event_body.h), moves the cursor past it, then wakes its long-polls
+// (api/change_list.h). The
 // cursor lives in the scoreboard, moved after each change and only by the holder (a
 // compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
 // in events_cursor_file, written at the end of each round that moved it, for a restart of the
@@ -62,9 +62,10 @@ class EventPublisher {
   void resume();
   void publish_snapshots();
   bool publish_changes();
-  // A change to its record's channel, its addresses' and its long-poll channels (whole_change),
-  // or a record's state to its record's channel only (a snapshot).
+  // A change to its record's channel, then to the channels of returning streams and its
+  // addresses' (whole_change), or a record's state to its record's channel only (a snapshot).
   void publish(const domain::HistoryRecord& record, std::uint64_t seq, bool whole_change);
+  void wake_polls(const domain::HistoryRecord& record);
   // Writes the cursor file when the cursor moved (each round, and at a clean stop).
   void save_cursor();
 
@@ -79,13 +80,7 @@ class EventPublisher {
   FeedOrder order_;
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;
-  // How far the change being published got: the channels it goes to next.
-  enum class Step : std::uint8_t { kRecord, kRecent, kPolls, kDone };
-  struct Progress {
-    std::uint64_t seq = 0;
-    Step next = Step::kRecord;
-  };
-  Progress progress_;
+  std::uint64_t record_published_ = 0;  // the change last published to its record's channel
   bool behind_logged_ = false;
   db::BackgroundLoop loop_;
 };

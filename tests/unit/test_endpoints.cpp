@@ -364,7 +364,7 @@ BOOST_AUTO_TEST_CASE(a_reconnection_is_answered_the_published_changes_it_missed)
   BOOST_TEST(response.status == 200);
   BOOST_TEST(history.asked == "record 42");
   // 11 only: 10 it has, 13 is not published yet (the stream it is handed to next gets it).
-  BOOST_TEST(std::string(response.body) == event(11));
+  BOOST_TEST(std::string(response.body) == "retry: 3000\n" + event(11));
   BOOST_TEST(has_header(response, "Content-Type: text/event-stream; charset=utf-8"));
   BOOST_TEST(has_header(response, "Cache-Control: no-store"));
   BOOST_TEST(response.head.find("X-Accel-Redirect") == std::string::npos);
@@ -387,7 +387,7 @@ BOOST_AUTO_TEST_CASE(a_reconnection_this_node_cannot_answer_yet_is_told_to_come_
   // Before the publisher's first round; then with this read server behind the publisher's;
   // then with the database lost: an empty stream (a comment), never a 503, which would stop a
   // browser's EventSource for good.
-  const std::string again = ": again shortly\n\n";
+  const std::string again = "retry: 3000\n: again shortly\n\n";
   const auto starting = get_events("/v1/history/events", address_query, "9");
   BOOST_TEST(std::string(starting.body) == again);
   BOOST_TEST(has_header(starting, "Content-Type: text/event-stream; charset=utf-8"));
@@ -406,13 +406,25 @@ BOOST_AUTO_TEST_CASE(a_reconnection_this_node_cannot_answer_yet_is_told_to_come_
   }
 }
 
+BOOST_AUTO_TEST_CASE(an_empty_feed_is_no_lag) {
+  // Nothing changed for a day: the trim emptied the feed. Not a server behind the publisher.
+  board.cursor.store(12);
+  board.cursor_known.store(true);
+  history.held = 0;
+  const auto response = get_events("/v1/history/hash/events", hash_query, "12");
+  BOOST_TEST(has_header(
+      response, "X-Accel-Redirect: /connector-events/record-changes/" + std::string(64, 'a')));
+  const auto poll = get_events("/v1/history/changes", address_query, "");
+  BOOST_TEST(std::string(poll.body) == R"({"changes":[],"after":"12"})");
+}
+
 BOOST_AUTO_TEST_CASE(one_answer_carries_at_most_a_hundred_missed_changes) {
   board.cursor.store(150);
   board.cursor_known.store(true);
   history.feed.clear();
   for (std::uint64_t seq = 1; seq <= 150; ++seq) history.feed.push_back({seq, record()});
   const auto response = get_events("/v1/history/events", address_query, "0");
-  std::string expected;
+  std::string expected = "retry: 3000\n";
   for (std::uint64_t seq = 1; seq <= 100; ++seq) expected += event(seq);
   BOOST_TEST(std::string(response.body) == expected);
 }
@@ -504,6 +516,8 @@ BOOST_AUTO_TEST_CASE(conditional_headers_never_reach_nchan) {
     BOOST_TEST(modified_since.status == 400);
     BOOST_TEST(std::string(modified_since.body).find(R"("param":"If-Modified-Since")") !=
                std::string::npos);
+    request.if_modified_since = "";  // present, empty: nchan reads it all the same
+    BOOST_TEST(events_router.handle(request).status == 400);
   }
   BOOST_TEST(history.asked == "");
 }
