@@ -298,6 +298,40 @@ class AddressEvents(unittest.TestCase):
         finally:
             subscriber.close()
 
+    def test_curl_subscribers_get_each_change_of_the_address(self):
+        """Two curl -N subscribers on one address, in its EIP-55 and lower-case spellings (one
+        channel): each gets the next record of the address, as by-hash answers it."""
+        address, source = address_in_flight()
+        processes = [subprocess.Popen(
+            ["curl", "-sS", "-N", "-m", "60", "-D", "-", "-H", "Accept: text/event-stream",
+             f"{stack.base_url}/v1/history/events?address={spelling}"], stdout=subprocess.PIPE)
+            for spelling in (address, address.lower())]
+        outputs = [b"", b""]
+
+        def read_until(i, pattern):
+            while not re.search(pattern, outputs[i], re.M):
+                ready, _, _ = select.select([processes[i].stdout], [], [], 30)
+                self.assertTrue(ready, f"curl {i}: {outputs[i]!r}")
+                chunk = os.read(processes[i].stdout.fileno(), 65536)
+                self.assertTrue(chunk, f"curl {i} ended: {outputs[i]!r}")
+                outputs[i] += chunk
+
+        try:
+            for i in (0, 1):  # subscribed: nchan sent the stream's head
+                read_until(i, rb"\r\n\r\n")
+                self.assertIn(b"HTTP/1.1 200", outputs[i])
+            history_id, record_hash = new_record(source)
+            expected = (newest_seq(history_id), by_hash(record_hash))
+            for i in (0, 1):
+                read_until(i, rb"\rid: [0-9]+\n")
+                events = re.findall(rb"^data: (.*)\rid: ([0-9]+)$", outputs[i], re.M)
+                self.assertEqual([(seq.decode(), data) for data, seq in events], [expected])
+        finally:
+            for process in processes:
+                process.kill()
+                process.wait()
+                process.stdout.close()
+
     def test_a_reconnection_receives_exactly_the_missed_events(self):
         address, source = address_in_flight()
         subscriber = Subscriber(f"/v1/history/events?address={address}")
