@@ -25,6 +25,13 @@ std::vector<std::string> rendered_records(Services& services,
   return records;
 }
 
+// A long-poll that cannot be answered yet: a 503 with Retry-After.
+[[noreturn]] void poll_later() {
+  throw db::DatabaseUnavailable(
+      "the change feed cannot be answered from yet (the event publisher's first round, or "
+      "this read server behind the publisher's)");
+}
+
 }  // namespace
 
 void require_events(const Services& services) {
@@ -55,18 +62,23 @@ std::optional<std::uint64_t> published_point(Services& services) {
   return published;
 }
 
+namespace {
+
+// The changes of `followed` after `after` up to published_point (at most
+// kMissedEventsPerAnswer), in seq order, each with its record (the reads pass over rows
+// without a state); none when published_point is none.
 std::optional<std::vector<db::FeedChange>> changes_after(Services& services,
                                                          const Followed& followed,
                                                          std::uint64_t after) {
   const auto upto = published_point(services);
   if (!upto) return std::nullopt;
-  auto changes = followed.address.empty()
-                     ? services.history.record_changes(followed.history_id, after, *upto,
-                                                       kMissedEventsPerAnswer)
-                     : services.history.address_changes(followed.address, after, *upto,
-                                                        kMissedEventsPerAnswer);
-  return changes;  // each with its record: the reads pass over rows without a state
+  return followed.address.empty() ? services.history.record_changes(followed.history_id, after,
+                                                                    *upto, kMissedEventsPerAnswer)
+                                  : services.history.address_changes(followed.address, after, *upto,
+                                                                     kMissedEventsPerAnswer);
 }
+
+}  // namespace
 
 Answer resume_stream(Services& services, const Followed& followed, std::uint64_t after,
                      std::string_view kind, const std::string& channel) {
@@ -119,10 +131,10 @@ Answer change_list(Services& services, std::span<const db::FeedChange> changes,
   return Answer::kUsual;
 }
 
-void poll_later() {
-  throw db::DatabaseUnavailable(
-      "the change feed cannot be answered from yet (the event publisher's first round, or "
-      "this read server behind the publisher's)");
+std::uint64_t poll_point(Services& services) {
+  const auto point = published_point(services);
+  if (!point) poll_later();
+  return *point;
 }
 
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel) {

@@ -44,12 +44,6 @@ struct Followed {
   std::string address;  // "" for a record
 };
 
-// The changes of `followed` after `after` up to published_point (at most
-// kMissedEventsPerAnswer), in seq order; none when published_point is none.
-std::optional<std::vector<db::FeedChange>> changes_after(Services& services,
-                                                         const Followed& followed,
-                                                         std::uint64_t after);
-
 // The stream's answer from the worker itself, text/event-stream: the changes (each as the
 // publisher sent it: its record as /v1/history/hash answers it, its seq as the id), then the
 // end; the EventSource comes back with the last id. With no changes, only a comment: the
@@ -71,8 +65,8 @@ Answer stream_or_retry(Services& services, Work&& answer) {
 Answer change_list(Services& services, std::span<const db::FeedChange> changes,
                    std::optional<std::uint64_t> after, json::JsonWriter& out);
 
-// A long-poll that cannot be answered yet (published_point none): a 503 with Retry-After.
-[[noreturn]] void poll_later();
+// published_point for a long-poll's first answer: a 503 with Retry-After when there is none.
+std::uint64_t poll_point(Services& services);
 
 // The longest a returning stream's answer may take, from the read of the cursor, and still be
 // handed to the channel's recent messages (kept 2 s: nginx/connector-events-http.conf).

@@ -20,12 +20,11 @@ Answer history_by_hash_changes(const ValidParams& params, Services& services,
   const auto record = find_record(services, *params.get<std::string>("hash"));
   if (!after) {
     // The point first, the record after it: its state then holds every change up to there.
-    const auto upto = published_point(services);
-    if (!upto) poll_later();
+    const auto upto = poll_point(services);
     const auto state = services.history.record_state(record.id);
     if (!state) return change_list(services, {}, upto, out);  // deleted meanwhile
     const db::FeedChange now{state->seq, state->record};
-    return change_list(services, {&now, 1}, std::max(*upto, state->seq), out);
+    return change_list(services, {&now, 1}, std::max(upto, state->seq), out);
   }
   return resume_poll(services, {.history_id = record.id, .address = {}}, *after, "poll-record",
                      domain::record_channel(record.hash), out);

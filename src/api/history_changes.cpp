@@ -20,9 +20,7 @@ Answer history_changes(const ValidParams& params, Services& services, json::Json
   const auto address = params.get<chain::Address>("address")->lower();
   const auto after = params.get<std::uint64_t>("after");
   if (!after) {
-    const auto upto = published_point(services);
-    if (!upto) poll_later();
-    return change_list(services, {}, upto, out);
+    return change_list(services, {}, poll_point(services), out);
   }
   return resume_poll(services, {.history_id = 0, .address = address}, *after, "poll-address",
                      domain::address_channel(address), out);
