@@ -40,6 +40,7 @@ from http.client import HTTPResponse
 from pathlib import Path
 
 from fcgi_client import fcgi_get
+from tripwire import Tripwire
 
 REPO = Path(os.environ.get("CONNECTOR_REPO") or Path(__file__).resolve().parents[2])
 BUILD_DIR = Path(os.environ.get("CONNECTOR_BUILD_DIR") or REPO / "build")
@@ -148,15 +149,17 @@ def _run(args, timeout=120, **kwargs):
 
 class Stack:
     def __init__(self, fixture=None, threads=4, config=None, worker_env=None, db_port=None,
-                 accounts=False, replica=False, nginx_cache=False, nginx_env=None, db_dir=None,
+                 accounts=False, replica=False, nginx_cache=True, nginx_env=None, db_dir=None,
                  mariadb_env=None, events=False):
         """fixture: JSON document to import, or None. config: extra worker config keys (dict).
         worker_env: extra environment for the worker process (e.g. CONNECTOR_* overrides).
         db_port: also serve MariaDB on 127.0.0.1:db_port (0: a free port; implied by replica).
         accounts: the worker uses the least-privilege reader and writer accounts.
         replica: a replica replicating from the primary serves the worker's reads.
-        nginx_cache: nginx's response cache on, as in production (scripts/nginx-start).
-        nginx_env: more NGINX_CONNECTOR_* settings for scripts/nginx-start (dict).
+        nginx_cache: nginx's response cache, on as shipped; a test that turns it off says why.
+        nginx_env: more NGINX_CONNECTOR_* settings for scripts/nginx-start (dict); none: nginx
+        runs the drop-ins as the .deb installs them (cache on, per-client limits on), and a
+        test that needs another setting says which and why.
         db_dir: a MariaDB data directory of the caller's to use (created if new, kept at stop)
         instead of one in the stack's temporary directory (scripts/bench keeps its data).
         mariadb_env: more CONNECTOR_MARIADB_* settings for scripts/mariadb-start (dict).
@@ -191,6 +194,10 @@ class Stack:
         self.worker = None
         self._worker_env = dict(worker_env or {})
         self._stopped = False
+        # Fails the test during which a process of this stack crashed (tripwire.py).
+        self.tripwire = Tripwire(f"stack {self.dir.name}")
+        self.tripwire.watch(self.nginx_prefix / "error.log")
+        self.tripwire.watch(self.worker_log)
         settings = {
             "listen": self.fcgi_socket, "listen_mode": "0666", "threads": threads,
             "db_socket": self.db_socket, "db_name": "connector", "db_user": "connector",
@@ -479,6 +486,10 @@ class Stack:
             _kill_from_pidfile(self.nginx_prefix / "nginx.pid", "nginx", signal.SIGTERM)
             for directory in ([self.replica_dir] if self.replica else []) + [self.db_dir]:
                 _kill_from_pidfile(directory / "mysqld.pid", "mariadbd", signal.SIGKILL)
+        crashes = self.tripwire.close()
+        if crashes:
+            errors.append("crashes beside the test (tests/integration/tripwire.py):\n" +
+                          "\n".join(crashes))
         if check:
             errors += self._openapi_mismatches()
         if keep:

@@ -18,6 +18,7 @@ the worker's log, the purge naming what it leaves, and the guide's removal of wh
 (the database, its accounts, the user and the groups), run after the purge.
 """
 
+import json
 import re
 import shutil
 import textwrap
@@ -28,15 +29,16 @@ from harness import REPO
 from throwaway_root import overlay_unavailable, package_in_new_directory, run_as_root_in_overlay
 
 GUIDE = REPO / "docs/operations-install.md"
+EVENTS_GUIDE = REPO / "docs/events.md"
 SHIMS = Path(__file__).resolve().parent / "install_shims"
 
 tmp = None
 deb = None
 
 
-def section_blocks(pattern):
+def section_blocks(pattern, guide=GUIDE):
     """The ```sh blocks of the guide's section that `pattern` matches, dedented, in order."""
-    section = re.search(pattern, GUIDE.read_text(), re.S | re.M).group(1)
+    section = re.search(pattern, guide.read_text(), re.S | re.M).group(1)
     blocks = re.findall(r"^( *)```sh\n(.*?)^\1```", section, re.S | re.M)
     return [textwrap.dedent(body) for _indent, body in blocks]
 
@@ -44,6 +46,11 @@ def section_blocks(pattern):
 def guide_blocks():
     """The ```sh blocks of the step-by-step section."""
     return section_blocks(r"^## First installation, step by step\n(.*?)^## ")
+
+
+def events_blocks():
+    """The ```sh blocks of docs/events.md's "Installing it": the events drop-in on that host."""
+    return section_blocks(r"^## Installing it\n(.*?)^The keys ", EVENTS_GUIDE)
 
 
 def removal_blocks():
@@ -97,6 +104,22 @@ printf 'check_config=%s\n' "$(connector-worker --config /etc/connector/connector
 printf 'access_log=%s\n' "$(grep 'GET /v1/networks ' /var/log/nginx/connector.access.log | head -n 1)"
 printf 'worker_log_networks=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"/v1/networks"')"
 printf 'worker_log_probes=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"ops"')"
+# Events (docs/events.md's install, run after the guide): a stream gets the record's state, and
+# a long-poll held by nchan (through the publisher's socket, which nginx's workers reach by the
+# group connector-events) answers when the record changes.
+hash=$(mariadb -N -e "SELECT hash FROM connector.history WHERE status <> 'Confirmed' ORDER BY id LIMIT 1")
+curl -s -N --max-time 4 -H 'Accept: text/event-stream' -o /tmp/stream "http://127.0.0.1:8080/v1/history/hash/events?hash=$hash"
+printf 'stream_events=%s\n' "$(grep -c "^data: {.*\"hash\":\"$hash\"" /tmp/stream)"
+get "/v1/history/hash/changes?hash=$hash" >/dev/null
+after=$(sed -n 's/.*"after":"\([0-9]*\)".*/\1/p' /tmp/body)
+curl -s --max-time 40 -o /tmp/poll -w '%{http_code}' "http://127.0.0.1:8080/v1/history/hash/changes?hash=$hash&after=$after" >/tmp/poll_status &
+poll=$!
+sleep 1
+mariadb -e "UPDATE connector.history SET status = 'Confirmed' WHERE hash = '$hash'"
+wait $poll
+printf 'poll=%s %s\n' "$(cat /tmp/poll_status)" "$(cat /tmp/poll)"
+printf 'events_cursor=%s\n' "$(stat -c '%U %a' /var/lib/connector/events-cursor 2>&1)"
+printf 'nginx_reads_config=%s\n' "$(runuser -u www-data -- cat /etc/connector/connector.conf >/dev/null 2>&1 && echo yes || echo no)"
 # The guide's warning, checked as it says: the API's snippet inside Debian's default site fails
 # nginx -t with a duplicate location "/" (the default site put back afterwards).
 cp /etc/nginx/sites-available/default /tmp/default-site
@@ -143,7 +166,8 @@ class GuideRunsVerbatim(unittest.TestCase):
             raise unittest.SkipTest("no IPv6 on this host")
         blocks = guide_blocks()
         removal = REMOVAL.replace("{blocks}", "\n".join(removal_blocks()))
-        script = PRECONDITIONS + "\n".join(blocks) + CHECKS + removal
+        script = (PRECONDITIONS + "\n".join(blocks) + '\necho "=== events"\n' +
+                  "\n".join(events_blocks()) + CHECKS + removal)
         cls.blocks = blocks
         cls.result = run_as_root_in_overlay(
             tmp / "root", deb, script, network=True, timeout=240,
@@ -183,6 +207,19 @@ class GuideRunsVerbatim(unittest.TestCase):
         # Debian's default site still answers on port 80, beside the API's own server{}.
         self.assertEqual(self.value("default_site"), "200")
         self.assertEqual(self.value("service_status"), 'Status: "serving"')
+
+    def test_events_installed_as_documented_hold_a_stream_and_a_long_poll(self):
+        self.assertEqual(len(events_blocks()), 4)
+        self.assertEqual(self.value("stream_events"), "1", self.output)
+        status, body = self.value("poll").split(" ", 1)
+        self.assertEqual(status, "200", self.output)
+        # The wake-up (the change came while nchan held the poll), or the change itself (it
+        # was published before the poll got there).
+        if body != '{"changes":[]}':
+            self.assertEqual(json.loads(body)["changes"][0]["record"]["status"], "Confirmed")
+        self.assertEqual(self.value("events_cursor"), "connector 600")
+        # nginx reaches the publisher's socket without the group that reads the password.
+        self.assertEqual(self.value("nginx_reads_config"), "no")
 
     def test_the_snippet_in_debians_default_site_fails_as_the_guide_says(self):
         self.assertEqual(self.value("in_default_site"), 'duplicate location "/"')
