@@ -94,6 +94,10 @@ void NchanClient::publish_to_record(const std::string& channel, std::string_view
   publish("/publish/record?channel=", channel, body);
 }
 
+void NchanClient::publish_snapshot(const std::string& channel, std::string_view body) {
+  publish("/publish/snapshot?channel=", channel, body);
+}
+
 void NchanClient::publish_to_recent(const std::vector<std::string>& channels,
                                     std::string_view body) {
   publish("/publish/recent?channels=", joined(channels), body);

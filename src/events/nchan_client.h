@@ -28,6 +28,9 @@ class NchanClient {
 
   // Throws PublishError when nchan does not take it (no answer, or not 201/202).
   void publish_to_record(const std::string& channel, std::string_view body);
+  // A record's state on request, to its channel, kept a minute (not an hour: any client can
+  // ask for one; events/snapshot_budget.h).
+  void publish_snapshot(const std::string& channel, std::string_view body);
   // domain::recent_channels, one message to all of them.
   void publish_to_recent(const std::vector<std::string>& channels, std::string_view body);
   // The long-poll channels of a change (domain::poll_channels), one message to all of them.

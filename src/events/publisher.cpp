@@ -119,6 +119,10 @@ void EventPublisher::publish_snapshots() {
     if (!state || state->seq > board_.cursor.load()) continue;
     const auto channel = domain::record_channel(state->record.hash);
     if (nchan_->record_messages(channel) != 0) continue;  // its newest message is its state
+    if (!snapshots_.take(SnapshotBudget::Clock::now())) {
+      board_.snapshot_requests_dropped.fetch_add(1);
+      continue;
+    }
     publish(state->record, state->seq, /*whole_change=*/false);
     board_.snapshots_published.fetch_add(1);
   }
@@ -167,7 +171,7 @@ void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
   const std::string_view json(buffer.GetString(), buffer.GetSize());
   const auto event = event_body(json, seq);
   if (!whole_change) {
-    nchan_->publish_to_record(domain::record_channel(record.hash), event);
+    nchan_->publish_snapshot(domain::record_channel(record.hash), event);
     return;
   }
   // A change whose record channel took it but not the rest is retried from there: no

@@ -34,6 +34,7 @@
 #include "domain/history.h"
 #include "events/feed_order.h"
 #include "events/nchan_client.h"
+#include "events/snapshot_budget.h"
 #include "metrics/events_board.h"
 
 namespace connector::events {
@@ -78,6 +79,7 @@ class EventPublisher {
   std::unique_ptr<db::Connection> db_;  // made and used on the loop's thread only
   std::unique_ptr<NchanClient> nchan_;
   FeedOrder order_;
+  SnapshotBudget snapshots_;
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;
   std::uint64_t record_published_ = 0;  // the change last published to its record's channel

@@ -26,6 +26,7 @@ struct EventsBoard {
   // Feed positions passed over: holes that did not fill in time, changes trimmed unpublished.
   std::atomic<std::uint64_t> changes_passed_over{0};
   std::atomic<std::int64_t> last_round_unix_ms{0};  // the publisher's last finished round
+  // Every slot taken (below), or past the publisher's budget (events/snapshot_budget.h).
   std::atomic<std::uint64_t> snapshot_requests_dropped{0};
 
   // A subscriber waits for this record's current state (history.id); false, and counted, when

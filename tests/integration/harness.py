@@ -24,6 +24,7 @@ that registered the test, so build-asan/ runs the sanitized worker. Python 3 sta
 """
 
 import base64
+import itertools
 import json
 import os
 import pwd
@@ -55,6 +56,11 @@ REPL_PASSWORD = "connector-repl-test"
 ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
                 "CONNECTOR_DB_WRITE_PASSWORD": WRITE_PASSWORD,
                 "CONNECTOR_DB_REPL_PASSWORD": REPL_PASSWORD}
+
+# nginx_env of a test that loads the stack from a few kept connections (load_client.Load): it
+# measures the service, not the per-client rate, which it would reach at once from 127.0.0.1
+# (the limits themselves: test_nginx, test_write_limits, test_events_hostile).
+LOAD_FROM_ONE_CLIENT = {"NGINX_CONNECTOR_RATE": "off"}
 
 # A command put before the worker's, e.g. valgrind (tests/integration/memcheck.py sets it);
 # stopping then takes longer (each process checks its memory on the way out).
@@ -531,10 +537,13 @@ class Stack:
 
     # --- talking to it ---------------------------------------------------------------------
 
-    def request(self, method, target, headers=None, body=b"", timeout=30):
+    def request(self, method, target, headers=None, body=b"", timeout=30, source=None):
         """Sends one HTTP/1.1 request through nginx, with the target exactly as given (str or
         bytes: bad escapes, long queries, odd methods all go out unchanged). A Host header is
         added unless headers name one; a header whose value is None is left out.
+        A /v1 request comes from a loopback address of its own (connect()): the shipped
+        per-client limits count each request apart. Other paths come from 127.0.0.1, the one
+        address the monitoring paths answer. `source`: the address to send from instead.
         Every response is recorded (record()) for stop()'s check against docs/openapi.yaml."""
         headers = dict(headers or {})
         names = {name.lower() for name in headers}
@@ -549,7 +558,10 @@ class Stack:
         head = method.encode("ascii") + b" " + target + b" HTTP/1.1\r\n" + b"".join(
             f"{name}: {value}\r\n".encode("latin-1")
             for name, value in headers.items() if value is not None)
-        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as sock:
+        if source is None and target_path(target).startswith("/v1"):
+            source = client_address()
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout,
+                                      source_address=(source or "127.0.0.1", 0)) as sock:
             sock.sendall(head + b"\r\n" + body)
             response = HTTPResponse(sock, method=method)
             response.begin()
@@ -580,8 +592,8 @@ class Stack:
         """The JSON-lines file of the responses record() kept (see stop())."""
         return self.dir / "responses.jsonl"
 
-    def get(self, target, headers=None):
-        return self.request("GET", target, headers)
+    def get(self, target, headers=None, source=None):
+        return self.request("GET", target, headers, source=source)
 
     @property
     def base_url(self):
@@ -815,6 +827,32 @@ def _kill_from_pidfile(pidfile, name, sig):
         return
     os.kill(pid, sig)
     await_true(gone, seconds=10, what=f"{name} (pid {pid}) to exit")
+
+
+_client_numbers = itertools.count()
+
+
+def client_address():
+    """A loopback address (127.1.1.1 and up, all of 127/8 is this host's) that no connection of
+    this process has come from yet. nginx counts its per-client limits (20 r/s, 2 r/s for deposit
+    addresses, 20 streams) by address: the tests run the limits as shipped, and a test is one
+    client only where it means to be (127.0.0.1, or one address it keeps)."""
+    n = next(_client_numbers)
+    return f"127.{1 + n // 64516 % 254}.{1 + n // 254 % 254}.{1 + n % 254}"
+
+
+def connect(port, timeout=30, host="127.0.0.1", as_client=True):
+    """A TCP connection to host:port, from a client_address() of its own (as_client), else
+    from 127.0.0.1."""
+    source = (client_address(), 0) if as_client else None
+    return socket.create_connection((host, port), timeout=timeout, source_address=source)
+
+
+def target_path(target):
+    """The path of a request target (str or bytes) as text, without its query."""
+    if isinstance(target, bytes):
+        target = target.decode("latin-1")
+    return target.split("?", 1)[0]
 
 
 def upstream_status(prefix, request_id):

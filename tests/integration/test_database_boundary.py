@@ -30,7 +30,7 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import Stack, StackError, endpoint_params, hang, wait_for
+from harness import LOAD_FROM_ONE_CLIENT, Stack, StackError, endpoint_params, hang, wait_for
 from load_client import Load, Target
 
 fixture = Fixture()
@@ -54,8 +54,10 @@ stack = None
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=fixture.path, threads=THREADS,
-                  config={"request_timeout_ms": BUDGET_MS})
+    # nginx's cache off: the worker's own answers to the database's faults are tested (the
+    # cache's STALE answers over them: test_faults).
+    stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
+                  nginx_cache=False, config={"request_timeout_ms": BUDGET_MS})
 
 
 def tearDownModule():
@@ -220,7 +222,7 @@ class AccountWrites(unittest.TestCase):
         A stack of its own whose snapshot is loaded once, at start (refresh interval 1 h): the
         test deletes the chain only once every process states (in /status) a snapshot loaded
         after the chain was inserted."""
-        with Stack(fixture=fixture.path, threads=2,
+        with Stack(fixture=fixture.path, threads=2, nginx_cache=False,  # as the module's stack
                    config={"reference_refresh_ms": 3600000}) as s:
             s.sql("INSERT INTO chains (slug, network, chain_id, base_chain, deposit_factory, "
                   "deposit_init_code_hash) SELECT 'unitiottestnet', 'UNITIoTTestnet', 1007, "

@@ -30,7 +30,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import READ_USER, Stack
+from harness import LOAD_FROM_ONE_CLIENT, READ_USER, Stack
 from load_client import ACCOUNT_QUERY, Load, Target, all_endpoints
 
 fixture = Fixture()
@@ -93,7 +93,7 @@ class Faults(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.stack = Stack(fixture=fixture.path, threads=THREADS, nginx_cache=True, config={
+        cls.stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT, config={
             "processes": PROCESSES, "request_timeout_ms": BUDGET_MS})
 
     @classmethod
@@ -315,7 +315,7 @@ class Faults(unittest.TestCase):
 class ReplicaKilled(unittest.TestCase):
     def test_kill_9_of_the_replica(self):
         with Stack(fixture=fixture.path, threads=3, replica=True, accounts=True,
-                   config={"processes": PROCESSES}) as s:
+                   nginx_env=LOAD_FROM_ONE_CLIENT, config={"processes": PROCESSES}) as s:
             load = Load(s.port, all_endpoints(fixture, unique=True), connections=12)
             with load:
                 time.sleep(2)

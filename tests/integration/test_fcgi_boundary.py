@@ -26,7 +26,7 @@ import fcgi_client
 from fcgi_client import (BEGIN_REQUEST, PARAMS, STDIN, closed_by_peer, connect, read_response,
                          record, request_bytes, request_params)
 from fixture import Fixture
-from harness import Stack, wait_for
+from harness import LOAD_FROM_ONE_CLIENT, Stack, wait_for
 from load_client import Load, Target
 
 fixture = Fixture()
@@ -43,7 +43,7 @@ def setUpModule():
     # ASan's quarantine of freed memory (256 MiB by default) is kept small so that RSS means
     # memory held (the option is ignored by a build without ASan).
     asan = os.environ.get("ASAN_OPTIONS", "")
-    stack = Stack(fixture=fixture.path, threads=THREADS,
+    stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
                   config={"processes": PROCESSES,
                           "fcgi_read_timeout_ms": int(READ_TIMEOUT_S * 1000)},
                   worker_env={"ASAN_OPTIONS": f"{asan}:quarantine_size_mb=8".lstrip(":")})

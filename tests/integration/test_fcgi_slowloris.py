@@ -12,7 +12,7 @@ import unittest
 
 from fcgi_client import connect, fcgi_get, request_bytes, request_params
 from fixture import Fixture
-from harness import Stack
+from harness import LOAD_FROM_ONE_CLIENT, Stack
 from load_client import Load, Target
 
 fixture = Fixture()
@@ -27,7 +27,7 @@ stack = None
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=fixture.path, threads=THREADS,
+    stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
                   config={"processes": PROCESSES,
                           "fcgi_read_timeout_ms": READ_TIMEOUT_S * 1000})
 

@@ -26,7 +26,8 @@ from http.client import HTTPResponse
 from pathlib import Path
 
 from fixture import Fixture
-from harness import ADMIN, DB_PASSWORD, REPO, SCRIPTS, WORKER, Headers, Response, Stack
+from harness import (ADMIN, DB_PASSWORD, REPO, SCRIPTS, WORKER, Headers, Response, Stack,
+                     client_address, connect)
 
 JSON = "application/json; charset=utf-8"
 METRICS = "text/plain; version=0.0.4; charset=utf-8"
@@ -85,11 +86,13 @@ def _bytes(value):
     return value if isinstance(value, bytes) else value.encode("latin-1")
 
 
-def exchange(data, method="GET", source="127.0.0.1", timeout=30):
+def exchange(data, method="GET", source=None, timeout=30):
     """Sends data on a new connection and reads one response (a body nginx does not read is
-    still sent in full: nginx reads and discards it before closing)."""
+    still sent in full: nginx reads and discards it before closing). The connection comes from
+    `source`, else from a client address of its own (harness.client_address(): the shipped
+    per-client limits count each request apart)."""
     with socket.create_connection(("127.0.0.1", stack.port), timeout=timeout,
-                                  source_address=(source, 0)) as sock:
+                                  source_address=(source or client_address(), 0)) as sock:
         sock.sendall(data)
         response = HTTPResponse(sock, method=method)
         response.begin()
@@ -415,7 +418,7 @@ class SlowClients(Checks):
 
         def slow():
             data = request_bytes("GET", "/v1/networks?slow=bytes")
-            with socket.create_connection(("127.0.0.1", stack.port), timeout=40) as sock:
+            with connect(stack.port, timeout=40) as sock:
                 for i in range(len(data)):
                     sock.sendall(data[i:i + 1])
                     time.sleep(0.03)
@@ -425,7 +428,7 @@ class SlowClients(Checks):
                                            Headers(response.getheaders()), response.read())
 
         def stall(name, data):
-            with socket.create_connection(("127.0.0.1", stack.port), timeout=40) as sock:
+            with connect(stack.port, timeout=40) as sock:
                 sock.sendall(data)
                 received = b""
                 try:

@@ -25,7 +25,9 @@ def setUpModule():
     global stack
     # Reference data reloaded as often as the refresher goes (every 50 ms), so imported pairs
     # show within a moment.
-    stack = Stack(fixture=fixture.path, config={"reference_refresh_ms": 0})
+    # nginx's cache off: each test reads what its import wrote at once, which a cached answer
+    # (60 s for the reference data) would hide.
+    stack = Stack(fixture=fixture.path, config={"reference_refresh_ms": 0}, nginx_cache=False)
 
 
 def tearDownModule():

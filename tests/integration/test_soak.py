@@ -25,7 +25,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack
+from harness import LOAD_FROM_ONE_CLIENT, Stack
 from load_client import Load, all_endpoints
 
 fixture = Fixture()
@@ -69,7 +69,7 @@ class Soak(unittest.TestCase):
         # Kept connections (nginx's keep-alive to the workers) are open descriptors too, not
         # leaks: the worker closes one idle for fcgi_read_timeout_ms, so both counts are taken
         # once every kept connection has been idle longer than that.
-        with Stack(fixture=fixture.path, threads=THREADS,
+        with Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
                    config={"processes": PROCESSES,
                            "fcgi_read_timeout_ms": KEPT_IDLE_MS}) as stack:
             targets = all_endpoints(fixture)

@@ -38,7 +38,7 @@ import unittest
 from pathlib import Path
 
 from fixture import Fixture
-from harness import REPO, SANITIZER_MARKERS, WORKER, BUILD_DIR, Stack
+from harness import BUILD_DIR, LOAD_FROM_ONE_CLIENT, REPO, SANITIZER_MARKERS, Stack, WORKER
 
 UNITS = REPO / "systemd"
 SOCKET_UNIT = UNITS / "connector-worker.socket"
@@ -59,7 +59,7 @@ stack = None
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=Fixture().path)
+    stack = Stack(fixture=Fixture().path, nginx_env=LOAD_FROM_ONE_CLIENT)
     # Every test here starts its own worker on the stack's socket path, the way systemd would.
     stack.stop_worker()
 

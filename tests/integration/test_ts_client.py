@@ -133,7 +133,9 @@ def setUpModule():
                              "(scripts/install-deps runs it)")
     work = Path(tempfile.mkdtemp(prefix="connector-ts-client-"))
     try:
-        stack = Stack(fixture=fixture.path, nginx_cache=True)
+        # No per-client rate: the scripted client and prism send their bursts from 127.0.0.1
+        # (the limits themselves: test_nginx, test_write_limits).
+        stack = Stack(fixture=fixture.path, nginx_env={"NGINX_CONNECTOR_RATE": "off"})
         # A document that forbids a slug the service answers (UNITIoT's): the control run.
         control = work / "openapi-control.yaml"
         text = DOCUMENT.read_text()

@@ -1,7 +1,7 @@
 // The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
 // message body (events/event_body.h), the channel names (domain/event_channels.h), the cursor
-// file (events/cursor_file.h), the lease (metrics/lease.h) and the snapshot requests
-// (metrics/events_board.h).
+// file (events/cursor_file.h), the lease (metrics/lease.h), the snapshot requests
+// (metrics/events_board.h) and the publisher's budget for them (events/snapshot_budget.h).
 #define BOOST_TEST_MODULE events
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include "events/event_body.h"
 #include "events/feed_order.h"
 #include "events/nchan_info.h"
+#include "events/snapshot_budget.h"
 #include "metrics/events_board.h"
 #include "metrics/lease.h"
 
@@ -168,4 +169,19 @@ BOOST_AUTO_TEST_CASE(snapshot_requests_are_taken_once_and_bounded) {
   BOOST_TEST(!board.request_snapshot(1000));
   BOOST_TEST(board.snapshot_requests_dropped.load() == 1u);
   BOOST_TEST(board.take_snapshot_requests().size() == metrics::kSnapshotRequestSlots);
+}
+
+BOOST_AUTO_TEST_CASE(snapshots_are_budgeted_per_second_whatever_is_asked) {
+  events::SnapshotBudget budget(3);
+  const auto start = events::SnapshotBudget::Clock::time_point{} + std::chrono::hours(1);
+  int taken = 0;
+  for (int i = 0; i < 10; ++i) taken += budget.take(start + milliseconds(i)) ? 1 : 0;
+  BOOST_TEST(taken == 3);  // the rest of that second: none
+  BOOST_TEST(!budget.take(start + milliseconds(999)));
+  // The next second has its own three.
+  BOOST_TEST(budget.take(start + milliseconds(1000)));
+  BOOST_TEST(budget.take(start + milliseconds(1001)));
+  BOOST_TEST(budget.take(start + milliseconds(1500)));
+  BOOST_TEST(!budget.take(start + milliseconds(1999)));
+  BOOST_TEST(events::SnapshotBudget::kPerSecond == 200u);
 }
