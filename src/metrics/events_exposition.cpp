@@ -18,7 +18,8 @@ void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
          "Feed positions passed over unpublished: holes that did not fill in time, or trimmed.",
          e.changes_passed_over.load());
   single(out, "connector_events_snapshot_requests_dropped_total", "counter",
-         "Snapshot requests dropped: every slot taken, or past the publisher's budget per second.", e.snapshot_requests_dropped.load());
+         "Snapshot requests dropped: every slot taken, or past the publisher's budget per second.",
+         e.snapshot_requests_dropped.load());
   single(out, "connector_events_cursor", "gauge", "The last change (feed seq) published.",
          e.cursor.load());
 }
