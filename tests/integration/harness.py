@@ -541,9 +541,8 @@ class Stack:
         """Sends one HTTP/1.1 request through nginx, with the target exactly as given (str or
         bytes: bad escapes, long queries, odd methods all go out unchanged). A Host header is
         added unless headers name one; a header whose value is None is left out.
-        A /v1 request comes from a loopback address of its own (connect()): the shipped
-        per-client limits count each request apart. Other paths come from 127.0.0.1, the one
-        address the monitoring paths answer. `source`: the address to send from instead.
+        It comes from `source`, else from source_for(target), else, with an X-Forwarded-For,
+        from 127.0.0.1 (a front, which realip trusts).
         Every response is recorded (record()) for stop()'s check against docs/openapi.yaml."""
         headers = dict(headers or {})
         names = {name.lower() for name in headers}
@@ -558,10 +557,10 @@ class Stack:
         head = method.encode("ascii") + b" " + target + b" HTTP/1.1\r\n" + b"".join(
             f"{name}: {value}\r\n".encode("latin-1")
             for name, value in headers.items() if value is not None)
-        if source is None and target_path(target).startswith("/v1"):
-            source = client_address()
+        if source is None:
+            source = "127.0.0.1" if "x-forwarded-for" in names else source_for(target)
         with socket.create_connection(("127.0.0.1", self.port), timeout=timeout,
-                                      source_address=(source or "127.0.0.1", 0)) as sock:
+                                      source_address=(source, 0)) as sock:
             sock.sendall(head + b"\r\n" + body)
             response = HTTPResponse(sock, method=method)
             response.begin()
@@ -841,11 +840,17 @@ def client_address():
     return f"127.{1 + n // 64516 % 254}.{1 + n // 254 % 254}.{1 + n % 254}"
 
 
-def connect(port, timeout=30, host="127.0.0.1", as_client=True):
-    """A TCP connection to host:port, from a client_address() of its own (as_client), else
-    from 127.0.0.1."""
-    source = (client_address(), 0) if as_client else None
-    return socket.create_connection((host, port), timeout=timeout, source_address=source)
+def source_for(target):
+    """Where a test's request for `target` comes from: a client_address() of its own for a /v1
+    path (the per-client limits count each request apart), 127.0.0.1 for the others (the
+    monitoring paths answer loopback only: connector-monitoring.conf)."""
+    return client_address() if target_path(target).startswith("/v1") else "127.0.0.1"
+
+
+def connect(port, timeout=30, host="127.0.0.1"):
+    """A TCP connection to host:port from a client_address() of its own."""
+    return socket.create_connection((host, port), timeout=timeout,
+                                    source_address=(client_address(), 0))
 
 
 def target_path(target):

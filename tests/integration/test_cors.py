@@ -31,7 +31,7 @@ PREFLIGHT = {"Access-Control-Allow-Origin": "*",
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=fixture.path, nginx_cache=True)
+    stack = Stack(fixture=fixture.path)
 
 
 def tearDownModule():

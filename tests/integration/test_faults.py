@@ -93,8 +93,8 @@ class Faults(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT, config={
-            "processes": PROCESSES, "request_timeout_ms": BUDGET_MS})
+        cls.stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
+                          config={"processes": PROCESSES, "request_timeout_ms": BUDGET_MS})
 
     @classmethod
     def tearDownClass(cls):
@@ -137,6 +137,7 @@ class Faults(unittest.TestCase):
                 others.__enter__()
                 killed_at = time.clock_gettime(time.CLOCK_BOOTTIME)  # started_at()'s clock
                 killed_at_monotonic = time.monotonic()
+                s.tripwire.expect("killed by Killed", "the victim process, killed here")
                 os.kill(victim, signal.SIGKILL)
             finally:
                 s.release_table_lock(lock)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fixture import Fixture
 from harness import (ADMIN, DB_PASSWORD, REPO, SCRIPTS, WORKER, Headers, Response, Stack,
-                     client_address, connect)
+                     connect, source_for)
 
 JSON = "application/json; charset=utf-8"
 METRICS = "text/plain; version=0.0.4; charset=utf-8"
@@ -46,7 +46,7 @@ before = {}  # what the stack answered and which processes served it, before any
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=fixture.path, threads=4, nginx_cache=True)
+    stack = Stack(fixture=fixture.path, threads=4)
     before["pids"] = worker_pids()
     before["networks"] = stack.get("/v1/networks").body
     before["history"] = stack.get("/v1/history?page_size=3").body
@@ -89,10 +89,11 @@ def _bytes(value):
 def exchange(data, method="GET", source=None, timeout=30):
     """Sends data on a new connection and reads one response (a body nginx does not read is
     still sent in full: nginx reads and discards it before closing). The connection comes from
-    `source`, else from a client address of its own (harness.client_address(): the shipped
-    per-client limits count each request apart)."""
+    `source`, else from harness.source_for() of the request line's target (a client of its own
+    for a /v1 path: the shipped per-client limits count each request apart)."""
+    target = (data.split(b"\r\n", 1)[0].split(b" ") + [b"", b""])[1]
     with socket.create_connection(("127.0.0.1", stack.port), timeout=timeout,
-                                  source_address=(source or client_address(), 0)) as sock:
+                                  source_address=(source or source_for(target), 0)) as sock:
         sock.sendall(data)
         response = HTTPResponse(sock, method=method)
         response.begin()

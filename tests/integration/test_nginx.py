@@ -4,8 +4,9 @@ fresh answers after, 304s and HEAD from the cache, the request id of cached answ
 address bypass, GET/HEAD only, gzip, size limits, the per-client 429, and the internal-only health
 and metrics paths.
 
-The stack's nginx is scripts/nginx-start with NGINX_CONNECTOR_CACHE=on (the shipped cache rules;
-other test files run with the cache off). The rate limit is tested on a second nginx from the
+The stack's nginx is scripts/nginx-start as shipped (cache and limits on, as every test's unless
+it says otherwise); each /v1 request comes from a loopback address of its own
+(harness.source_for), so the limits count each apart. The rate limit is tested on a second nginx from the
 same script on the same worker socket, with only the zone's rate lowered to 1r/m
 (NGINX_CONNECTOR_RATE): the shipped burst, nodelay and 429 handling are what is exercised.
 Requests from 127.0.0.2 stand for an outside client: the health paths allow 127.0.0.1 only on
@@ -51,7 +52,7 @@ fixture = Fixture()
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=fixture.path, threads=4, nginx_cache=True)
+    stack = Stack(fixture=fixture.path, threads=4)
 
 
 def tearDownModule():
@@ -64,8 +65,10 @@ def _free_port():
         return s.getsockname()[1]
 
 
-def send(port, method, target, headers=None, body=b"", source="127.0.0.1", timeout=30):
-    """One HTTP/1.1 request to 127.0.0.1:port from the loopback address `source`."""
+def send(port, method, target, headers=None, body=b"", source=None, timeout=30):
+    """One HTTP/1.1 request to 127.0.0.1:port from the loopback address `source` (default:
+    harness.source_for(target), a client of its own for a /v1 path)."""
+    source = source or harness.source_for(target)
     headers = {"Host": f"127.0.0.1:{port}", "Connection": "close", **(headers or {})}
     if body:
         headers["Content-Length"] = str(len(body))
@@ -82,7 +85,7 @@ def send(port, method, target, headers=None, body=b"", source="127.0.0.1", timeo
         return Response(response.status, response.reason, Headers(response.getheaders()), data)
 
 
-def get(target, headers=None, source="127.0.0.1"):
+def get(target, headers=None, source=None):
     return send(stack.port, "GET", target, headers, source=source)
 
 
@@ -645,12 +648,13 @@ class RateLimit(unittest.TestCase):
         rendered = (self.prefix / "conf.d" / "connector-http.conf").read_text()
         self.assertIn(" zone=connector_per_client:10m rate=1r/m;", rendered)
         started = time.monotonic()
-        answers = [send(self.port, "GET", "/v1/networks") for _ in range(burst + 1)]
+        client = "127.0.0.1"  # one client throughout
+        answers = [send(self.port, "GET", "/v1/networks", source=client) for _ in range(burst + 1)]
         # nginx refuses the next ones itself: they never reach a worker, whose count of
         # accepted requests rises only by the /status request that reads it. (nginx's access
         # log keeps one refusal in 256, so it cannot show this: test_log_flood.py.)
         accepted = stack.worker_status()["accepted_conn"]
-        answers += [send(self.port, "GET", "/v1/networks") for _ in range(4)]
+        answers += [send(self.port, "GET", "/v1/networks", source=client) for _ in range(4)]
         self.assertEqual(stack.worker_status()["accepted_conn"], accepted + 1)
         self.assertLess(time.monotonic() - started, 30)  # far from draining one request
         self.assertEqual([r.status for r in answers], [200] * (burst + 1) + [429] * 4)

@@ -59,7 +59,9 @@ stack = None
 
 def setUpModule():
     global stack
-    stack = Stack(fixture=Fixture().path, nginx_env=LOAD_FROM_ONE_CLIENT)
+    # nginx's cache off: each request must reach the worker this test started under systemd's
+    # stand-in (it checks that one answers); loads from 127.0.0.1 (LOAD_FROM_ONE_CLIENT).
+    stack = Stack(fixture=Fixture().path, nginx_cache=False, nginx_env=LOAD_FROM_ONE_CLIENT)
     # Every test here starts its own worker on the stack's socket path, the way systemd would.
     stack.stop_worker()
 
