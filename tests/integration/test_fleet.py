@@ -7,7 +7,8 @@ real balancer do.
 What a fleet must do (issue 23): every node gives the same bytes and ETags; a node killed or
 restarted under load costs no client request; a lagging replica is passed over within
 db_replica_max_lag_s (4 s here) plus a probe interval; losing the primary leaves reads working;
-the per-client limits count clients, not the balancer."""
+the per-client limits count clients, not the balancer. Issue 33: idle long-polls held past the
+front's 5 s for the rest of /v1 take no node out (the nodes hold a poll POLL_S here)."""
 
 import concurrent.futures
 import http.client
@@ -31,6 +32,9 @@ from harness import BUILD_DIR, MARIADB_INIT_CACHE, REPO, await_true, prometheus
 from load_client import ACCOUNT_QUERY, Load, Target
 
 MAX_LAG_S = 4
+# How long a node holds a quiet long-poll here (NGINX_CONNECTOR_EVENTS_POLL_S; 30 s as shipped):
+# above the 5 s of the balancer's timeouts for the rest of /v1, as the shipped 30 s is.
+POLL_S = 8
 # The bound on a lagging replica's staleness is MAX_LAG_S plus one probe interval; a loaded
 # machine gets a few seconds more before the test calls it a failure.
 SHOWN_WITHIN_S = MAX_LAG_S + 1 + 5
@@ -38,6 +42,7 @@ NODES = 3
 # Thirteen client addresses, one per connection of the load: 13 is prime to the rotation's 9
 # targets, so every connection sends each endpoint in turn, /v1/account one request in nine.
 CLIENTS = [f"127.0.0.{100 + i}" for i in range(13)]
+JSON = "application/json; charset=utf-8"
 
 fleet = None
 
@@ -76,7 +81,8 @@ class Fleet:
         self.port = free_port_pair()
         env = {**os.environ, "CONNECTOR_MARIADB_INIT_CACHE": MARIADB_INIT_CACHE,
                "CONNECTOR_BUILD_DIR": str(BUILD_DIR),
-               "CONNECTOR_FLEET_WORKER_CONF": f"db_replica_max_lag_s = {MAX_LAG_S}"}
+               "CONNECTOR_FLEET_WORKER_CONF": f"db_replica_max_lag_s = {MAX_LAG_S}",
+               "NGINX_CONNECTOR_EVENTS_POLL_S": str(POLL_S)}
         self.log = open(self.dir / "fleet.log", "wb")
         self.process = subprocess.Popen(
             [str(REPO / "scripts" / "fleet"), "--port", str(self.port), "--nodes", str(NODES),
@@ -350,6 +356,46 @@ class Events(unittest.TestCase):
                 stream.close()
 
 
+class LongPolls(unittest.TestCase):
+    """Issue 33: the front once took every node out on ordinary long-polls. A node holds a
+    quiet poll for its poll time; the front's 5 s read timeout for /v1 ended it as a failure
+    (max_fails=1) and sent it to the next node, so six idle polls left the front no node for
+    5 s: other clients' /v1/networks got nginx's HTML 502, the polls 502 or 504."""
+
+    def test_idle_long_polls_through_the_front_take_no_node_out(self):
+        front = fleet.state["front"]
+        address = new_recipient()  # no record: a channel nothing is published to
+        path = f"/v1/history/changes?address={address}"
+
+        def published():
+            """Where each node says to poll from (None: its 503 while it catches up)."""
+            answers = [get(node["url"], path) for node in fleet.nodes]
+            return {json.loads(body)["after"] if status == 200 else None
+                    for status, _, body in answers}
+        # Every node has published as far (the earlier tests' changes): any may take a poll.
+        await_true(lambda: len(published()) == 1 and None not in published(), seconds=30,
+                   what="the same published point on every node")
+        [after] = published()
+        pollers = [f"127.0.0.{150 + i}" for i in range(6)]
+        with concurrent.futures.ThreadPoolExecutor(len(pollers)) as pool:
+            polls = [pool.submit(get, front, f"{path}&after={after}", None, source)
+                     for source in pollers]
+            # Other clients meanwhile, each at 10 r/s (under a node's 20 r/s per client), until
+            # every poll has its answer (a node holds them POLL_S, past the front's old 5 s).
+            others = []
+            while not all(poll.done() for poll in polls):
+                for source in ("127.0.0.170", "127.0.0.171"):
+                    status, headers, body = get(front, "/v1/networks", source=source)
+                    others.append((status, headers.get("Content-Type"), body))
+                time.sleep(0.1)
+            answers = [poll.result() for poll in polls]
+        self.assertGreater(len(others), 10)
+        self.assertEqual([(s, t, b[:80]) for s, t, b in others if (s, t) != (200, JSON)], [])
+        self.assertEqual({len(json.loads(body)["networks"]) for _, _, body in others}, {2})
+        self.assertEqual([(status, body) for status, _, body in answers],
+                         [(200, b'{"changes":[]}')] * len(pollers))
+
+
 class NodeFailures(unittest.TestCase):
     def test_a_node_killed_under_load_costs_no_request_and_serves_again_once_restarted(self):
         node = fleet.nodes[0]
@@ -573,7 +619,7 @@ class PrimaryReplaced(unittest.TestCase):
 def load_tests(loader, tests, pattern):
     """The classes in this order: the replaced primary last."""
     suite = unittest.TestSuite()
-    for case in (ClientLimits, Consistency, NodeFailures, ReplicaLag, PrimaryLost,
+    for case in (ClientLimits, Consistency, Events, LongPolls, NodeFailures, ReplicaLag, PrimaryLost,
                  PrimaryReplaced):
         suite.addTests(loader.loadTestsFromTestCase(case))
     return suite
