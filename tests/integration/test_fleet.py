@@ -22,6 +22,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import textwrap
 import threading
 import time
 import unittest
@@ -163,15 +164,17 @@ class Fleet:
         os.killpg(worker, signal.SIGKILL)
         await_true(lambda: not alive(nginx) and not alive(worker), seconds=10)
 
-    def stop_node_gracefully(self, node):
-        """What an operator's rolling upgrade does on a node: nginx stops taking connections and
-        finishes those in flight (nginx -s quit), then the workers drain and stop (SIGTERM)."""
-        worker, nginx = self.node_pids(node)
-        subprocess.run(["nginx", "-s", "quit", "-p", f"{node['dir']}/nginx", "-c",
-                        f"{node['dir']}/nginx/nginx.conf"], check=True, capture_output=True)
-        await_true(lambda: not alive(nginx), seconds=30)
-        os.kill(worker, signal.SIGTERM)
-        await_true(lambda: not alive(worker), seconds=60)
+    def current_state(self):
+        """state.json as scripts/fleet-node last wrote it."""
+        return json.loads((self.dir / "state" / "state.json").read_text())
+
+    def run_doc_block(self, block, **variables):
+        """A shell block of docs/operations-fleet.md as printed, in bash -e from the repository,
+        with `fleet` the state folder (as the document says) and the variables given."""
+        result = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=REPO,
+                                env={**os.environ, "fleet": str(self.dir / "state"), **variables},
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, f"{block}\n{result.stdout}{result.stderr}"
 
     def wait_front_traffic(self, node, seconds=20):
         """Waits until the node's nginx logs a request of one of the load's clients again."""
@@ -200,6 +203,29 @@ def alive(pid):
         return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
     except (FileNotFoundError, IndexError):
         return False
+
+
+GUIDE = REPO / "docs" / "operations-fleet.md"
+
+
+def doc_blocks(section, language):
+    """The ```language blocks of section `section` (its number) of docs/operations-fleet.md,
+    dedented, in order: the document's procedures, run as printed."""
+    body = re.search(rf"^## {section}\. [^\n]*\n(.*?)(?=^## |\Z)", GUIDE.read_text(),
+                     re.S | re.M).group(1)
+    return [textwrap.dedent(block) for _indent, block in
+            re.findall(rf"^( *)```{language}\n(.*?)^\1```", body, re.S | re.M)]
+
+
+def admin_sql(sock, script):
+    """SQL as the server's admin over its socket, with no database chosen (as an operator's
+    `mariadb` session starts); returns its output."""
+    result = subprocess.run(
+        ["mariadb", "--no-defaults", f"--socket={sock}", "-u", "root" if os.getuid() == 0
+         else os.environ.get("USER", ""), "-N", "-B"], input=script, capture_output=True,
+        text=True, timeout=60)
+    assert result.returncode == 0, f"{script}\n{result.stderr}"
+    return result.stdout
 
 
 def get(url, path, headers=None, source=None):
@@ -412,12 +438,12 @@ class NodeFailures(unittest.TestCase):
             self.assertEqual(get(node["url"], path)[0], 200, path)
 
     def test_a_rolling_restart_under_load_costs_no_request(self):
+        [restart] = doc_blocks(4, "sh")
         load = load_through_front()
         with load:
             time.sleep(1)
             for node in fleet.nodes:
-                fleet.stop_node_gracefully(node)
-                fleet.start_node(node)
+                fleet.run_doc_block(restart, node=node["dir"])
                 # As an operator does: the next node only once the front sends this one
                 # clients' requests again (after its fail_timeout, 5 s), else a second node out
                 # at once would leave the front one node, then none.
@@ -425,6 +451,62 @@ class NodeFailures(unittest.TestCase):
             time.sleep(1)
         self.assertGreater(load.sent, 200)
         self.assertEqual(failures(load), [], load.summary())
+        # state.json names the processes running now, not those the fleet started with.
+        for node, listed in zip(fleet.nodes, fleet.current_state()["nodes"]):
+            worker, nginx = fleet.node_pids(node)
+            self.assertEqual((listed["worker_pid"], listed["nginx_pid"]), (worker, nginx))
+            self.assertTrue(alive(worker) and alive(nginx), node["name"])
+
+    def test_a_node_removed_and_added_under_load_costs_no_request(self):
+        _reload, commands = doc_blocks(3, "sh")
+        remove, add = commands.splitlines()
+        node = fleet.nodes[-1]
+        k = node["name"].removeprefix("node")
+        self.assertEqual((remove, add), (f'scripts/fleet-node remove "$fleet" {k}',
+                                         f'scripts/fleet-node add "$fleet" {k}'))
+        upstream = Path(fleet.current_state()["front_dir"]) / "conf.d" / "connector-balancer.conf"
+        line = f"server {node['address']}:{fleet.port} "
+        load = load_through_front()
+        with load:
+            time.sleep(1)
+            fleet.run_doc_block(remove)
+            self.assertEqual([n["name"] for n in fleet.current_state()["nodes"]],
+                             [n["name"] for n in fleet.nodes[:-1]])
+            self.assertNotIn(line, upstream.read_text())
+            self.assertFalse(Path(node["dir"]).exists())
+            with self.assertRaises(ConnectionRefusedError):
+                get(node["url"], "/v1/networks")
+            fleet.run_doc_block(add)
+            fleet.wait_front_traffic(node)
+            time.sleep(1)
+        self.assertGreater(load.sent, 200)
+        self.assertEqual(failures(load), [], load.summary())
+        self.assertEqual(upstream.read_text().count(line), 1)
+        listed = fleet.current_state()["nodes"]
+        self.assertEqual([n["name"] for n in listed], [n["name"] for n in fleet.nodes])
+        self.assertEqual(fleet.node_pids(node), (listed[-1]["worker_pid"], listed[-1]["nginx_pid"]))
+        fleet.wait_replicas_caught_up([node])
+        await_true(lambda: replica_state(node)["in_rotation"], seconds=3 * MAX_LAG_S)
+
+    def test_the_front_reloads_as_the_document_says(self):
+        [reload, _commands] = doc_blocks(3, "sh")
+        before = fleet.current_state()
+        master = before["front_pid"]
+        self.assertTrue(alive(master))
+        old_workers = front_workers(master)
+        self.assertEqual(len(old_workers), 2)
+        fleet.run_doc_block(reload)
+        # The same master, a new generation of workers; no client notices.
+        await_true(lambda: not any(alive(pid) for pid in old_workers), seconds=30)
+        self.assertEqual(fleet.current_state()["front_pid"], master)
+        self.assertEqual(len(front_workers(master) - old_workers), 2)
+        self.assertEqual(get(fleet.state["front"], "/v1/networks", source=CLIENTS[0])[0], 200)
+
+
+def front_workers(master):
+    """The pids of the front's nginx worker processes."""
+    result = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True)
+    return {int(pid) for pid in result.stdout.split()}
 
 
 def replica_state(node):
@@ -566,11 +648,14 @@ class ClientLimits(unittest.TestCase):
 
 
 class PrimaryReplaced(unittest.TestCase):
-    """Losing the primary for good, and replacing it as docs/operations-fleet.md says: promote
-    the most advanced replica with MariaDB's own statements, point the others and the writers
-    at it, SIGHUP the workers. Runs last: the fleet keeps the new topology."""
+    """Losing the primary for good, and replacing it as docs/operations-fleet.md (section 6)
+    says, its blocks run as printed: promote the most advanced replica with MariaDB's own
+    statements, keep it writable across a restart, point the others and the writers at it,
+    SIGHUP the workers. Runs last: the fleet keeps the new topology."""
 
     def test_a_promoted_replica_takes_the_writes_and_the_others_follow_it(self):
+        promote, follow = doc_blocks(6, "sql")
+        writable, writers = doc_blocks(6, "sh")
         fleet.wait_replicas_caught_up()
         primary_dir = Path(fleet.state["primary"]["socket"]).parent
         subprocess.run([str(REPO / "scripts" / "mariadb-stop"), str(primary_dir)], check=True,
@@ -580,47 +665,75 @@ class PrimaryReplaced(unittest.TestCase):
                      for n in fleet.nodes}
         self.assertEqual(len(set(positions.values())), 1, positions)
         new_primary, others = fleet.nodes[0], fleet.nodes[1:]
-        # 2. Promote it.
-        fleet.replica_sql(new_primary, "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0; "
-                                       "ALTER EVENT replication_heartbeat_tick ENABLE")
+        # 2. Promote it, and keep it writable across a restart.
+        admin_sql(new_primary["replica_socket"], promote)
+        fleet.run_doc_block(writable, node=new_primary["dir"])
         # 3. The other replicas follow it, from the GTID position they have reached.
         for node in others:
-            fleet.replica_sql(node, "STOP SLAVE; CHANGE MASTER TO MASTER_HOST = '127.0.0.1', "
-                                    f"MASTER_PORT = {new_primary['replica_port']}, "
-                                    "MASTER_USE_GTID = slave_pos; START SLAVE")
+            admin_sql(node["replica_socket"], follow.replace("<new primary>", "127.0.0.1")
+                      .replace("<its port>", str(new_primary["replica_port"])))
         # 4. The writers (and the last resort for reads) point at it; SIGHUP each worker.
         old = f"db_port = {fleet.state['primary']['port']}\n"
         for node in fleet.nodes:
-            config = Path(node["config"])
-            text = config.read_text()
-            self.assertIn(old, text)
-            config.write_text(text.replace(old, f"db_port = {new_primary['replica_port']}\n"))
-            os.kill(fleet.node_pids(node)[0], signal.SIGHUP)
+            self.assertIn(old, Path(node["config"]).read_text())
+        fleet.run_doc_block(writers, node=new_primary["dir"])
+        for node in fleet.nodes:
+            self.assertIn(f"db_port = {new_primary['replica_port']}\n",
+                          Path(node["config"]).read_text())
 
+        recipient = self.recorded_through_every_node(new_primary)
+        # The others replicate from the new primary: the row, and its heartbeat, reach them,
+        # and their nodes keep them in rotation.
+        count = f"SELECT COUNT(*) FROM deposit_accounts WHERE recipient_address = '{recipient}'"
+        for node in others:
+            await_true(lambda: fleet.replica_sql(node, count) == [["1"]], seconds=30)
+        for node in fleet.nodes:
+            await_true(lambda: replica_state(node)["in_rotation"] and
+                       replica_state(node)["lag_seconds"] is not None and
+                       replica_state(node)["lag_seconds"] <= MAX_LAG_S / 2, seconds=30)
+            status, _, body = get(node["url"], unique("/v1/history?page_size=2"))
+            self.assertEqual(status, 200, body[:200])
+
+        # After a restart the new primary is still a primary: writable, every event of sql/
+        # enabled (the heartbeat, the change feed's trim), new recipients recorded.
+        for script in ("stop-replica", "start-replica"):
+            subprocess.run([f"{new_primary['dir']}/{script}"], check=True, capture_output=True,
+                           timeout=120)
+        self.assertEqual(fleet.replica_sql(new_primary, "SELECT @@read_only"), [["0"]])
+        events = set(re.findall(r"^CREATE EVENT (\w+)$", "".join(
+            f.read_text() for f in (REPO / "sql" / "migrations").glob("*.sql")), re.M))
+        self.assertGreaterEqual(events, {"replication_heartbeat_tick", "history_changes_trim"})
+        enabled = fleet.replica_sql(new_primary, "SELECT event_name FROM information_schema.events "
+                                    "WHERE event_schema = 'connector' AND status = 'ENABLED'")
+        self.assertEqual({row[0] for row in enabled}, events)
+        self.recorded_through_every_node(new_primary)
+
+    def recorded_through_every_node(self, primary):
+        """A new recipient asked of every node is answered, and recorded once on primary."""
         recipient = new_recipient()
         path = (f"/v1/account?recipient_address={recipient}&recipient_blockchain=unitiot"
                 "&deposit_blockchain=unitcore")
         for node in fleet.nodes:
             await_true(lambda: get(node["url"], path)[0] == 200, seconds=30, step=0.5)
         count = f"SELECT COUNT(*) FROM deposit_accounts WHERE recipient_address = '{recipient}'"
-        self.assertEqual(fleet.replica_sql(new_primary, count), [["1"]])
-        # The others replicate from the new primary: the row, and its heartbeat, reach them,
-        # and their nodes keep them in rotation.
-        for node in others:
-            await_true(lambda: fleet.replica_sql(node, count) == [["1"]], seconds=30)
-        for node in fleet.nodes:
-            await_true(lambda: replica_state(node)["in_rotation"] and
-                     replica_state(node)["lag_seconds"] is not None and
-                     replica_state(node)["lag_seconds"] <= MAX_LAG_S / 2, seconds=30)
-            status, _, body = get(node["url"], unique("/v1/history?page_size=2"))
-            self.assertEqual(status, 200, body[:200])
+        self.assertEqual(fleet.replica_sql(primary, count), [["1"]])
+        return recipient
+
+
+class Document(unittest.TestCase):
+    def test_the_procedures_have_the_blocks_the_tests_run(self):
+        # A block lost to a formatting slip would otherwise go untested silently.
+        self.assertEqual([len(doc_blocks(3, "sh")), len(doc_blocks(4, "sh")),
+                          len(doc_blocks(6, "sql")), len(doc_blocks(6, "sh"))], [2, 1, 2, 2])
+        promote = doc_blocks(6, "sql")[0]
+        self.assertTrue(promote.startswith("USE connector;\n"), promote)
 
 
 def load_tests(loader, tests, pattern):
     """The classes in this order: the replaced primary last."""
     suite = unittest.TestSuite()
-    for case in (ClientLimits, Consistency, Events, LongPolls, NodeFailures, ReplicaLag, PrimaryLost,
-                 PrimaryReplaced):
+    for case in (Document, ClientLimits, Consistency, Events, LongPolls, NodeFailures, ReplicaLag,
+                 PrimaryLost, PrimaryReplaced):
         suite.addTests(loader.loadTestsFromTestCase(case))
     return suite
 
