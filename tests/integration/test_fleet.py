@@ -386,7 +386,8 @@ class LongPolls(unittest.TestCase):
     """Issue 33: the front once took every node out on ordinary long-polls. A node holds a
     quiet poll for its poll time; the front's 5 s read timeout for /v1 ended it as a failure
     (max_fails=1) and sent it to the next node, so six idle polls left the front no node for
-    5 s: other clients' /v1/networks got nginx's HTML 502, the polls 502 or 504."""
+    5 s: other clients' /v1/networks got nginx's HTML 502, the polls 502 or 504. A stream
+    through the front is held meanwhile too, and passes the next change on."""
 
     def test_idle_long_polls_through_the_front_take_no_node_out(self):
         front = fleet.state["front"]
@@ -402,6 +403,10 @@ class LongPolls(unittest.TestCase):
         await_true(lambda: len(published()) == 1 and None not in published(), seconds=30,
                    what="the same published point on every node")
         [after] = published()
+        # A stream through the front, held as long as the polls and then some.
+        followed = fleet.sql("SELECT destination_address FROM history ORDER BY id DESC LIMIT 1")[0][0]
+        stream = EventStream(front, followed)
+        self.addCleanup(stream.close)
         pollers = [f"127.0.0.{150 + i}" for i in range(6)]
         with concurrent.futures.ThreadPoolExecutor(len(pollers)) as pool:
             polls = [pool.submit(get, front, f"{path}&after={after}", None, source)
@@ -420,6 +425,16 @@ class LongPolls(unittest.TestCase):
         self.assertEqual({len(json.loads(body)["networks"]) for _, _, body in others}, {2})
         self.assertEqual([(status, body) for status, _, body in answers],
                          [(200, b'{"changes":[]}')] * len(pollers))
+        # The stream is still open, and passes the next change on as it comes.
+        self.assertEqual(stream.events, [])
+        new_hash = fleet.new_record()
+        await_true(lambda: stream.events, seconds=15, what="the change through the front")
+        seq = fleet.sql("SELECT MAX(seq) FROM history_changes")[0][0]
+        body = get(fleet.nodes[0]["url"], f"/v1/history/hash?hash={new_hash}")[2]
+        self.assertEqual(stream.events, [(seq, body)])
+        # Every node has published it before the next test follows the same address.
+        await_true(lambda: all(json.loads(get(node["url"], "/status")[2])["events"]["cursor"] >=
+                               int(seq) for node in fleet.nodes), what="every node's cursor")
 
 
 class NodeFailures(unittest.TestCase):
