@@ -359,6 +359,12 @@ class EventStream:
             buffer = buffer[buffer.rfind(b"\n") + 1:]
 
     def close(self):
+        # shutdown() first: close() alone leaves the connection open while the reading thread
+        # waits in recv() (until nchan's next ping), and the nginx workers holding it with it.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
 
 
