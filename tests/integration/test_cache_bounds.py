@@ -45,6 +45,12 @@ class Flood(unittest.TestCase):
         flood_env = {"NGINX_CONNECTOR_KEYS_ZONE": "64k", **LOAD_FROM_ONE_CLIENT}
         with Stack(fixture=fixture.path, nginx_env=flood_env) as stack, \
                 tempfile.TemporaryDirectory() as marks:
+            # With the keys zone full, nginx evicts the least recently used keys; one that a
+            # request is using at that moment (fetching it under the cache lock) is moved to the
+            # front instead, with this alert (ngx_http_file_cache_forced_expire). In use, not
+            # leaked: a leak would come from a dead nginx worker, whose own alert still fails.
+            stack.tripwire.expect("ignore long locked inactive cache entry",
+                                  "keys in use when the flooded zone is full", times=10**6)
             self.assertEqual(len(fixture.history), RECORDS)
             wrk = subprocess.Popen(
                 ["wrk", f"-t{THREADS}", "-c16", f"-d{FLOOD_LIMIT_S + 30}s", "-s", HERE / "cache_flood.lua",

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from harness import BUILD_DIR, MARIADB_INIT_CACHE, REPO, await_true, prometheus
 from load_client import ACCOUNT_QUERY, Load, Target
+from tripwire import Tripwire
 
 MAX_LAG_S = 4
 # How long a node holds a quiet long-poll here (NGINX_CONNECTOR_EVENTS_POLL_S; 30 s as shipped):
@@ -54,7 +55,8 @@ def setUpModule():
 
 
 def tearDownModule():
-    fleet.stop()
+    crashes = fleet.stop()
+    assert not crashes, f"crashes beside the fleet's last test: {crashes}"
 
 
 def free_port_pair():
@@ -99,11 +101,20 @@ class Fleet:
             time.sleep(0.2)
         self.state = json.loads(state_file.read_text())
         self.nodes = self.state["nodes"]
+        # Fails the test during which a process of the fleet crashed (tripwire.py): the front's
+        # and every node's nginx, every node's worker.
+        self.tripwire = Tripwire("fleet")
+        self.tripwire.watch(Path(self.state["front_dir"]) / "error.log")
+        for node in self.nodes:
+            self.tripwire.watch(Path(node["dir"]) / "nginx" / "error.log")
+            self.tripwire.watch(Path(node["dir"]) / "worker.log")
 
     def log_text(self):
         return (self.dir / "fleet.log").read_text(errors="replace")
 
     def stop(self):
+        """Stops the fleet; returns the crashes its logs gained since the last test."""
+        crashes = self.tripwire.close() if hasattr(self, "tripwire") else []
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -113,6 +124,7 @@ class Fleet:
                 self.process.wait()
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+        return crashes
 
     # --- MariaDB ---------------------------------------------------------------------------
 
