@@ -568,6 +568,54 @@ class Validation(unittest.TestCase):
         finally:
             subscriber.close()
 
+    def test_what_nchan_would_refuse_is_a_json_error_and_publishes_no_snapshot(self):
+        """nchan answers a stream without text/event-stream in Accept, or with a WebSocket's
+        Upgrade, with a bare 403, and answers no HEAD at all: the worker answers them first,
+        and asks the publisher for no record's state for them."""
+        # A record of the fixture that nothing has changed or followed: its channel is empty,
+        # so a subscriber nchan holds makes the publisher publish its state.
+        row = stack.sql("SELECT id, hash FROM history WHERE id < 700000 ORDER BY id DESC LIMIT 1")
+        record_hash = row[0][1]
+        targets = (f"/v1/history/hash/events?hash={record_hash}",
+                   f"/v1/history/events?address=0x{'a' * 40}")
+        snapshots = stack.worker_status()["events"]["snapshots_published"]
+        cases = [({"Accept": None}, 406, "not_acceptable", "Accept"),
+                 ({"Accept": "application/json"}, 406, "not_acceptable", "Accept"),
+                 ({"Accept": "TEXT/EVENT-STREAM"}, 406, "not_acceptable", "Accept"),
+                 ({"Accept": "text/event-stream", "Connection": "Upgrade",
+                   "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                   "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}, 400, "invalid_parameter",
+                  "Upgrade")]
+        for target in targets:
+            for headers, status, code, param in cases:
+                response = stack.get(target, headers=headers)
+                self.assertEqual(response.status, status, (target, headers))
+                error = response.json()["error"]
+                self.assertEqual((error["code"], error["param"]), (code, param), target)
+                self.assertEqual(response.headers["Content-Type"],
+                                 "application/json; charset=utf-8", target)
+                self.assertEqual(response.headers["Cache-Control"], "no-store", target)
+            head = stack.request("HEAD", target, headers={"Accept": "text/event-stream"},
+                                 timeout=10)
+            self.assertEqual(head.status, 200, target)
+            self.assertEqual(head.headers["Content-Type"], "text/event-stream; charset=utf-8")
+            self.assertEqual(head.headers["Cache-Control"], "no-store")
+            self.assertIsNone(head.headers.get("Content-Length"))
+            self.assertEqual(head.body, b"")
+        # A publisher round after those requests: none of them asked for the record's state.
+        asked = int(time.time() * 1000)
+        await_true(lambda: stack.worker_status()["events"]["last_round_unix_ms"] > asked + 200,
+                   what="a publisher round")
+        self.assertEqual(stack.worker_status()["events"]["snapshots_published"], snapshots)
+        # The stream nchan holds gets the record first, published for it.
+        subscriber = Subscriber(targets[0])
+        try:
+            self.assertEqual(subscriber.wait_events(1)[0][1], by_hash(record_hash))
+            self.assertEqual(stack.worker_status()["events"]["snapshots_published"],
+                             snapshots + 1)
+        finally:
+            subscriber.close()
+
     def test_a_stream_sends_cors_once(self):
         _, record_hash, _ = record_in_flight()
         subscriber = Subscriber(f"/v1/history/hash/events?hash={record_hash}",
