@@ -174,6 +174,27 @@ class ReplicaLag(unittest.TestCase):
             stack.sql("ALTER EVENT replication_heartbeat_tick ENABLE")
         wait_rotation(True, seconds=3 * MAX_LAG_S)
 
+    def test_a_row_another_server_left_in_the_future_does_not_make_a_replica_current(self):
+        """A former primary whose clock ran ahead left its heartbeat row, an hour ahead: the lag
+        is read from the current primary's own row, so a replica behind is still behind."""
+        future_us = int((time.time() + 3600) * 1_000_000)
+        primary_id = int(stack.sql("SELECT @@server_id")[0][0])
+        stale_id = primary_id + 1000
+        stack.sql(f"REPLACE INTO replication_heartbeat (server_id, written_us) "
+                  f"VALUES ({stale_id}, {future_us})")
+        stack.wait_replica_caught_up()
+        self.assertEqual(stack.replica_sql(f"SELECT written_us FROM replication_heartbeat "
+                                           f"WHERE server_id = {stale_id}"), [[str(future_us)]])
+        stack.replica_sql("STOP SLAVE SQL_THREAD")
+        try:
+            reads_leave_the_replica()
+            self.assertGreater(replica_state()["lag_seconds"], MAX_LAG_S)
+        finally:
+            stack.sql(f"DELETE FROM replication_heartbeat WHERE server_id = {stale_id}")
+            stack.replica_sql("START SLAVE SQL_THREAD")
+        stack.wait_replica_caught_up()
+        wait_rotation(True, seconds=3 * MAX_LAG_S)
+
     def test_a_hung_primary_leaves_a_current_replica_in_rotation(self):
         record = new_row(replica_only=True)
         primary_pid = int((stack.db_dir / "mysqld.pid").read_text())
