@@ -77,6 +77,12 @@ def reads_leave_the_replica():
         assert not found(record), "a read used the replica out of rotation"
 
 
+def readyz_servers():
+    status, _, body = fcgi_get(stack.fcgi_socket, "/readyz")
+    assert status == 200, status
+    return json.loads(body)["servers"]
+
+
 def log_lines(text):
     return sum(text in line for line in stack.worker_log_text().splitlines())
 
@@ -207,8 +213,17 @@ class ReplicaLag(unittest.TestCase):
                 self.assertTrue(replica_state()["in_rotation"])
                 self.assertTrue(found(record))
                 time.sleep(0.5)
+            # /readyz shows the primary's last reading as stale (no reading for over 5 s),
+            # not in rotation on it; the replica, read every second, is current.
+            await_true(lambda: readyz_servers()[1]["stale"], seconds=10)
+            replica, primary = readyz_servers()
+            self.assertEqual((primary["in_rotation"], primary["stale"]), (False, True))
+            self.assertGreater(primary["reading_age_seconds"], 5)
+            self.assertEqual((replica["in_rotation"], replica["stale"]), (True, False))
         finally:
             os.kill(primary_pid, signal.SIGCONT)
+        await_true(lambda: not readyz_servers()[1]["stale"], seconds=10)
+        self.assertTrue(readyz_servers()[1]["in_rotation"])
 
 
 if __name__ == "__main__":
