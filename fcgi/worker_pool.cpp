@@ -333,6 +333,8 @@ void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueF
       .deadline = deadline,
       .last_event_id = libfcgi.param("HTTP_LAST_EVENT_ID"),
       .if_modified_since = libfcgi.param("HTTP_IF_MODIFIED_SINCE"),
+      .accept = libfcgi.param("HTTP_ACCEPT"),
+      .upgrade = libfcgi.param("HTTP_UPGRADE"),
   });
   const bool written = write_response(connection.get(), request.requestId, response.head,
                                       response.body, read_timeout_);

@@ -34,6 +34,11 @@ struct Services {
   metrics::EventsBoard* events = nullptr;
   // The current request's Last-Event-ID header, "" when it has none (the router sets it).
   std::string_view last_event_id = {};
+  // The current request's Accept and Upgrade headers, null views when absent, and whether it
+  // is a HEAD (the router sets them): an event stream checks them before any hand-over.
+  std::string_view accept = {};
+  std::string_view upgrade = {};
+  bool head = false;
   // Where an Answer::kEventStream sends the client: nginx's internal location of its channel.
   std::string event_stream = {};
   // The body of an Answer::kMissedEvents: the events, text/event-stream.

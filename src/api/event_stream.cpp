@@ -40,6 +40,21 @@ void require_events(const Services& services) {
   }
 }
 
+void require_stream(const Services& services) {
+  require_events(services);
+  if (services.upgrade.data() != nullptr) {  // present, whatever it says
+    throw http::invalid_parameter("Upgrade",
+                                  "This path is a server-sent event stream: it takes no Upgrade "
+                                  "(no WebSocket)");
+  }
+  if (services.accept.find("text/event-stream") == std::string_view::npos) {
+    throw http::ApiError(406, "not_acceptable",
+                         "This path answers text/event-stream only: send Accept: "
+                         "text/event-stream",
+                         "Accept");
+  }
+}
+
 domain::HistoryRecord find_record(Services& services, const std::string& hash) {
   auto record = services.history.find_by_hash(hash);
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");

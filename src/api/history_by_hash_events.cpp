@@ -13,13 +13,14 @@ namespace {
 constexpr ParamSpec kParams[] = {{"hash", ParamKind::kRecordHash, /*required=*/true}};
 
 Answer history_by_hash_events(const ValidParams& params, Services& services, json::JsonWriter&) {
-  require_events(services);
+  require_stream(services);
   const auto after = last_event_id(services);
   return stream_or_retry(services, [&] {
     const auto record = find_record(services, *params.get<std::string>("hash"));
     const auto channel = domain::record_channel(record.hash);
     if (!after) {
-      services.events->request_snapshot(record.id);
+      // Only for a subscriber nchan will hold: a HEAD is answered by the router, never held.
+      if (!services.head) services.events->request_snapshot(record.id);
       return event_stream(services, "record", channel);
     }
     return resume_stream(services, {.history_id = record.id, .address = {}}, *after,

@@ -13,7 +13,7 @@ namespace {
 constexpr ParamSpec kParams[] = {{"address", ParamKind::kAddress, /*required=*/true}};
 
 Answer history_events(const ValidParams& params, Services& services, json::JsonWriter&) {
-  require_events(services);
+  require_stream(services);
   const auto after = last_event_id(services);
   const auto address = params.get<chain::Address>("address")->lower();
   const auto channel = domain::address_channel(address);

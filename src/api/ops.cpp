@@ -2,7 +2,6 @@
 
 #include <rapidjson/writer.h>
 
-#include <ctime>
 #include <memory>
 
 #include "api/router.h"
@@ -32,7 +31,7 @@ std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
   w.Key("status");
   w.String("ready");
   w.Key("servers");
-  metrics::write_db_servers(metrics::scoreboard(), services.db_servers, w);
+  metrics::write_db_servers(metrics::scoreboard(), services.db_servers, util::unix_ms_now(), w);
   w.EndObject();
   return kJson;
 }
@@ -44,8 +43,7 @@ std::string_view prometheus_metrics(Services& services, rapidjson::StringBuffer&
 }
 
 std::string_view pool_status(Services& services, rapidjson::StringBuffer& out) {
-  metrics::write_status(metrics::scoreboard(), services.db_servers,
-                        static_cast<std::int64_t>(std::time(nullptr)), out);
+  metrics::write_status(metrics::scoreboard(), services.db_servers, util::unix_ms_now(), out);
   return kJson;
 }
 

@@ -32,6 +32,8 @@ std::string_view reason_phrase(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 406:
+      return "Not Acceptable";
     case 414:
       return "URI Too Long";
     case 503:
@@ -120,6 +122,7 @@ struct Router::Outcome {
   std::string_view content_type = kContentType;
   std::string extra_headers;
   bool validators = false;  // ETag and If-None-Match apply
+  bool sized = true;        // Content-Length applies (not to the head of a stream)
 };
 
 void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, Outcome& outcome) {
@@ -133,8 +136,17 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
     throw std::logic_error(std::string(endpoint.path) + ": an answer its description has not");
   }
   if (answer == Answer::kEventStream) {
-    outcome.extra_headers = "X-Accel-Redirect: " + services_.event_stream + "\r\n";
     outcome.cache_control = endpoint.cache.cache_control;
+    if (request.method == "HEAD") {
+      // nchan answers no HEAD (the client would wait for the connection to close): the head
+      // of what the GET is handed to, here, with no length (a stream has none).
+      if (endpoint.body == EndpointSpec::Body::kEventStream) {
+        outcome.content_type = kEventStreamContentType;
+      }
+      outcome.sized = false;
+      return;
+    }
+    outcome.extra_headers = "X-Accel-Redirect: " + services_.event_stream + "\r\n";
     return;
   }
   if (answer == Answer::kMissedEvents) {
@@ -212,6 +224,7 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
   outcome.cache_control = kNoStore;
   outcome.content_type = kContentType;
   outcome.validators = false;
+  outcome.sized = true;
   return outcome;
 }
 
@@ -219,11 +232,17 @@ HttpResponse Router::handle(const HttpRequest& request) {
   HttpResponse response;
   services_.deadline = request.deadline;
   services_.last_event_id = request.last_event_id;
+  services_.accept = request.accept;
+  services_.upgrade = request.upgrade;
+  services_.head = request.method == "HEAD";
   response.request_id = http::is_valid_request_id(request.request_id)
                             ? std::string(request.request_id)
                             : http::make_request_id();
   const Outcome outcome = dispatch(request, response.request_id);
-  services_.last_event_id = {};  // the request's bytes are not kept past it
+  // The request's bytes are not kept past it.
+  services_.last_event_id = {};
+  services_.accept = {};
+  services_.upgrade = {};
   response.status = outcome.status;
   response.endpoint_index = outcome.endpoint_index;
   const std::string_view body(body_.GetString(), body_.GetSize());
@@ -250,7 +269,9 @@ HttpResponse Router::handle(const HttpRequest& request) {
   if (!etag.empty()) add_header(head, "ETag", etag);
   head.append(outcome.extra_headers);
   const bool send_body = response.status != 304 && request.method != "HEAD";
-  if (response.status != 304) add_header(head, "Content-Length", std::to_string(body.size()));
+  if (response.status != 304 && outcome.sized) {
+    add_header(head, "Content-Length", std::to_string(body.size()));
+  }
   head.append("\r\n");
   if (send_body) response.body = body;
   return response;

@@ -29,6 +29,9 @@ struct HttpRequest {
   // The Last-Event-ID header of a reconnecting EventSource ("" when absent).
   std::string_view last_event_id = {};
   std::string_view if_modified_since = {};
+  // Read by the event streams only (api/event_stream.h: what nchan would refuse).
+  std::string_view accept = {};
+  std::string_view upgrade = {};
 };
 
 struct HttpResponse {

@@ -15,16 +15,20 @@ namespace {
 static_assert(config::kMaxReplicas + 1 <= metrics::kMaxServerSlots,
               "a scoreboard slot for every replica and the primary");
 
-// The primary's clock, and its own newest heartbeat (NULL before the first), in unix
+// The primary's clock, its server_id, and its own heartbeat (NULL before the first), in unix
 // microseconds. UNIX_TIMESTAMP() and NOW(6) read the statement's one start time, and neither
 // the seconds since the epoch nor the microseconds depend on the session's time zone (a clock
 // in local time would jump back an hour at a change of summer time).
 constexpr const char* kPrimarySql =
-    "SELECT UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)),"
-    " (SELECT MAX(written_us) FROM replication_heartbeat)";
-// The newest heartbeat a replica has applied: the newest row, whichever server wrote it, so
-// that a promoted replica's heartbeat counts as soon as it writes one.
-constexpr const char* kReplicaSql = "SELECT MAX(written_us) FROM replication_heartbeat";
+    "SELECT UNIX_TIMESTAMP() * 1000000 + MICROSECOND(NOW(6)), @@server_id,"
+    " (SELECT written_us FROM replication_heartbeat WHERE server_id = @@server_id)";
+// The heartbeat a replica has applied: the current primary's row only. A row another server
+// left (a former primary, whose clock may have run ahead) says nothing of what the replica
+// holds, and the newest of all rows would then make every replica look current.
+constexpr const char* kReplicaSql =
+    "SELECT written_us FROM replication_heartbeat WHERE server_id = ?";
+// Only until the pool has read the primary once (started while it was away): the newest row.
+constexpr const char* kReplicaNewestSql = "SELECT MAX(written_us) FROM replication_heartbeat";
 
 // The primary's event writes a heartbeat this often (sql/migrations/0005).
 constexpr std::int64_t kHeartbeatPeriodMs = 1000;
@@ -90,12 +94,14 @@ void ReplicaLagMonitor::measure() {
   const auto primary = read_primary(servers_.back());
   const auto primary_read_at = steady_clock::now();
   if (primary.now_us) last_primary_now_us_ = primary.now_us;
+  if (primary.server_id) primary_server_id_ = primary.server_id;
+  const auto writer = primary_server_id();
   board_.lag_monitor.beat(monotonic_ms());
   const std::span replicas(servers_.data(), servers_.size() - 1);
   std::vector<std::optional<std::int64_t>> heartbeats;
   std::vector<std::int64_t> read_after_primary_us;  // how long after the primary's clock
   for (auto& replica : replicas) {
-    heartbeats.push_back(read_heartbeat(replica));
+    heartbeats.push_back(read_heartbeat(replica, writer));
     read_after_primary_us.push_back(
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - primary_read_at)
             .count());
@@ -126,7 +132,8 @@ ReplicaLagMonitor::PrimaryReading ReplicaLagMonitor::read_primary(Server& primar
       PrimaryReading reading;
       if (!rs->next()) return reading;
       reading.now_us = rs->getInt64(1);
-      if (!rs->isNull(2)) reading.heartbeat_us = rs->getInt64(2);
+      reading.server_id = rs->getUInt64(2);
+      if (!rs->isNull(3)) reading.heartbeat_us = rs->getInt64(3);
       return reading;
     });
   } catch (const std::exception&) {  // away or hung: the replicas are measured without it
@@ -134,12 +141,14 @@ ReplicaLagMonitor::PrimaryReading ReplicaLagMonitor::read_primary(Server& primar
   }
 }
 
-std::optional<std::int64_t> ReplicaLagMonitor::read_heartbeat(Server& replica) {
+std::optional<std::int64_t> ReplicaLagMonitor::read_heartbeat(
+    Server& replica, std::optional<std::uint64_t> primary_server_id) {
   if (replica.target.breaker->open()) return std::nullopt;
   replica.session->set_deadline(Connection::Clock::now() + std::chrono::seconds(1));
   try {
-    return replica.session->run([](Connection& session) -> std::optional<std::int64_t> {
-      auto rs = session.query(kReplicaSql);
+    return replica.session->run([&](Connection& session) -> std::optional<std::int64_t> {
+      auto rs = primary_server_id ? session.query(kReplicaSql, {*primary_server_id})
+                                  : session.query(kReplicaNewestSql);
       if (!rs->next() || rs->isNull(1)) return std::nullopt;
       return rs->getInt64(1);
     });
@@ -159,9 +168,21 @@ std::optional<std::int64_t> ReplicaLagMonitor::last_primary_clock() const {
   return newest;
 }
 
+// The server the replicas' heartbeat row must come from: as this process last read the primary,
+// or the pool (a process that took the lease while the primary was away knows it from there).
+std::optional<std::uint64_t> ReplicaLagMonitor::primary_server_id() const {
+  if (primary_server_id_) return primary_server_id_;
+  if (const auto* slot = board_.find_server(servers_.back().key)) {
+    const std::int64_t shared = slot->server_id.load();
+    if (shared >= 0) return static_cast<std::uint64_t>(shared);
+  }
+  return std::nullopt;
+}
+
 void ReplicaLagMonitor::publish_primary(const PrimaryReading& reading, std::int64_t now_unix_ms) {
   auto* slot = board_.find_server(servers_.back().key);
   if (slot == nullptr || !reading.now_us) return;
+  if (reading.server_id) slot->server_id.store(static_cast<std::int64_t>(*reading.server_id));
   const auto age = replica_lag_ms(reading.now_us, reading.heartbeat_us);
   slot->lag_ms.store(age.value_or(-1));
   slot->clock_us.store(*reading.now_us);

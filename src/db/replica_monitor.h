@@ -3,7 +3,9 @@
 // on the scoreboard, metrics/lease.h, taken over by another process when its holder stops
 // beating for kLease): every second it reads the primary's clock and each
 // replica's copy of the replication heartbeat (sql/migrations/0005), each on a connection of
-// its own kept between rounds, within a second per server, and writes each server's figures
+// its own kept between rounds, within a second per server (a replica's copy of the primary's
+// own row, by the primary's server_id: rows other servers left are not its), and writes each
+// server's figures
 // and rotation to the scoreboard (metrics::ServerSlot). Every process reads the replicas'
 // rotation from there at each request (CircuitBreaker::in_rotation): a replica further behind
 // than db_replica_max_lag_s, or whose heartbeat cannot be read, is passed over for the next
@@ -63,15 +65,20 @@ class ReplicaLagMonitor {
   };
   struct PrimaryReading {
     std::optional<std::int64_t> now_us;        // its clock
-    std::optional<std::int64_t> heartbeat_us;  // its own newest heartbeat
+    std::optional<std::uint64_t> server_id;    // its @@server_id: whose row a heartbeat is
+    std::optional<std::int64_t> heartbeat_us;  // its own heartbeat
   };
 
   std::chrono::milliseconds round();
   bool hold_lease();
   void measure();
   PrimaryReading read_primary(Server& primary);
-  std::optional<std::int64_t> read_heartbeat(Server& replica);
+  // The replica's copy of the row primary_server_id writes; without one (the primary never
+  // read by the pool), the newest row.
+  std::optional<std::int64_t> read_heartbeat(Server& replica,
+                                             std::optional<std::uint64_t> primary_server_id);
   std::optional<std::int64_t> last_primary_clock() const;
+  std::optional<std::uint64_t> primary_server_id() const;
   void publish_primary(const PrimaryReading& reading, std::int64_t now_unix_ms);
   void publish_replica(Server& replica, std::optional<std::int64_t> lag_ms, bool primary_read,
                        std::int64_t now_unix_ms);
@@ -82,6 +89,7 @@ class ReplicaLagMonitor {
   const std::uint32_t generation_;  // the configuration's (metrics::Scoreboard's lease)
   std::vector<Server> servers_;     // the replicas in order, then the primary
   std::optional<std::int64_t> last_primary_now_us_;
+  std::optional<std::uint64_t> primary_server_id_;
   BackgroundLoop loop_;
 };
 

@@ -6,6 +6,22 @@
 
 namespace connector::domain {
 
+namespace {
+
+bool names_a_channel(std::string_view key) {
+  return std::all_of(key.begin(), key.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+  });
+}
+
+}  // namespace
+
+bool has_channel_names(const HistoryRecord& record) {
+  return !record.hash.empty() && names_a_channel(record.hash) &&
+         names_a_channel(record.source_deposit_address) && names_a_channel(record.source_sender) &&
+         names_a_channel(record.destination_address);
+}
+
 std::string record_channel(std::string_view hash) { return "h:" + chain::ascii_lower(hash); }
 
 std::string address_channel(std::string_view address) { return "a:" + chain::ascii_lower(address); }

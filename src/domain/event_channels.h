@@ -13,6 +13,12 @@
 
 namespace connector::domain {
 
+// Whether every channel of a record can be named: its hash and each address it has hold only
+// [0-9a-z] once in lower case. The columns have no such check, and a name with another
+// character (a comma splits nchan's channel lists) must never be sent: such a record's changes
+// are passed over (events/publisher.h).
+bool has_channel_names(const HistoryRecord& record);
+
 std::string record_channel(std::string_view hash);
 std::string address_channel(std::string_view address);
 // The channels of the addresses a record involves, each once: its deposit address, its

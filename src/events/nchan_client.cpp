@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "events/nchan_info.h"
+#include "events/publish_verdict.h"
 
 namespace connector::events {
 namespace {
@@ -26,7 +27,7 @@ CURL* handle(void* curl) { return static_cast<CURL*>(curl); }
 std::string query_value(std::string_view text) {
   for (const char c : text) {
     const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == ':' || c == ',';
-    if (!ok) throw PublishError("not a channel name: " + std::string(text));
+    if (!ok) throw PublishRefused("not a channel name: " + std::string(text));
   }
   return std::string(text);
 }
@@ -84,9 +85,15 @@ void NchanClient::publish(const std::string& location, const std::string& channe
                           std::string_view body) {
   const std::string text(body);
   const auto answer = request(location + query_value(channels), &text);
-  if (answer.status != 201 && answer.status != 202) {
-    throw PublishError("nchan refused a message for " + channels + ": HTTP " +
-                       std::to_string(answer.status));
+  const std::string refusal =
+      "nchan refused a message for " + channels + ": HTTP " + std::to_string(answer.status);
+  switch (publish_verdict(answer.status)) {
+    case PublishVerdict::kTaken:
+      return;
+    case PublishVerdict::kRefused:
+      throw PublishRefused(refusal);
+    case PublishVerdict::kRetry:
+      throw PublishError(refusal);
   }
 }
 

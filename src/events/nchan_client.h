@@ -14,7 +14,15 @@
 
 namespace connector::events {
 
+// Worth retrying: no answer, or a status events/publish_verdict.h says is not about the message.
 class PublishError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The message refused for good (events/publish_verdict.h), or a channel name it cannot send:
+// the same message would be refused again.
+class PublishRefused : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -26,7 +34,8 @@ class NchanClient {
   NchanClient(const NchanClient&) = delete;
   NchanClient& operator=(const NchanClient&) = delete;
 
-  // Throws PublishError when nchan does not take it (no answer, or not 201/202).
+  // Throws PublishRefused when nchan refuses it for good, PublishError when it does not take it
+  // otherwise (no answer, or another status).
   void publish_to_record(const std::string& channel, std::string_view body);
   // A record's state on request, to its channel, kept a minute (not an hour: any client can
   // ask for one; events/snapshot_budget.h).

@@ -20,6 +20,39 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// The most one kind of passed-over message is logged: a flood of them is one line a minute,
+// the counters say how many.
+constexpr std::chrono::seconds kPassedOverLogEvery{60};
+std::atomic<std::int64_t> refusal_logged_s{-1000};
+std::atomic<std::int64_t> unnameable_logged_s{-1000};
+
+// Runs one publish: false when nchan refused the message for good (counted, and passed over:
+// retrying would hold every change behind it while nchan's memory stays full).
+template <typename Send>
+bool taken(metrics::EventsBoard& board, Send&& send) {
+  try {
+    send();
+    return true;
+  } catch (const PublishRefused& e) {
+    board.publishes_refused.fetch_add(1);
+    if (util::log_due(refusal_logged_s, kPassedOverLogEvery)) {
+      util::log_warning(std::string("the event publisher passed over a message: ") + e.what() +
+                        " (507, or 500 for several channels: nchan_shared_memory_size is full; "
+                        "connector_events_publishes_refused_total counts them)");
+    }
+    return false;
+  }
+}
+
+void log_unnameable(const db::FeedChange& change) {
+  if (!util::log_due(unnameable_logged_s, kPassedOverLogEvery)) return;
+  // The row's values are not repeated: its id says where to look.
+  util::log_warning("the event publisher passed over change " + std::to_string(change.seq) +
+                    " of history record " + std::to_string(change.record->id) +
+                    ": its hash or an address holds a character outside [0-9a-z], so it names no "
+                    "event channel (connector_events_changes_unpublishable_total counts them)");
+}
+
 }  // namespace
 
 EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
@@ -123,8 +156,9 @@ void EventPublisher::publish_snapshots() {
       board_.snapshot_requests_dropped.fetch_add(1);
       continue;
     }
-    publish(state->record, state->seq, /*whole_change=*/false);
-    board_.snapshots_published.fetch_add(1);
+    if (publish(state->record, state->seq, /*whole_change=*/false)) {
+      board_.snapshots_published.fetch_add(1);
+    }
   }
 }
 
@@ -149,46 +183,63 @@ bool EventPublisher::publish_changes() {
   }
   std::uint64_t at = cursor;
   for (std::size_t i = 0; i < verdict.publish; ++i) {
+    const auto& change = changes[i];
     // Stalled past the lease, another process publishes now: not both.
     if (!board_.publisher.held_by(pid_)) return false;
-    if (changes[i].record) publish(*changes[i].record, changes[i].seq, /*whole_change=*/true);
+    // A row no channel can be named for would fail every round: passed over, counted once.
+    const bool nameable = !change.record || domain::has_channel_names(*change.record);
+    const bool sent = change.record && nameable;
+    if (sent) publish(*change.record, change.seq, /*whole_change=*/true);
     // Moved only from where this process found it: a holder that lost the lease mid-publish
     // never moves the new holder's cursor back.
-    if (!board_.cursor.compare_exchange_strong(at, changes[i].seq)) return false;
-    at = changes[i].seq;
-    board_.changes_published.fetch_add(1);
+    if (!board_.cursor.compare_exchange_strong(at, change.seq)) return false;
+    at = change.seq;
+    if (nameable) {
+      board_.changes_published.fetch_add(1);
+    } else {
+      board_.changes_unpublishable.fetch_add(1);
+      log_unnameable(change);
+    }
     board_.publisher.beat(util::monotonic_ms());
-    if (changes[i].record) wake_polls(*changes[i].record);
+    if (sent) wake_polls(*change.record);
   }
   return changes.size() == kBatch && verdict.publish == changes.size();
 }
 
-void EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t seq,
+bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t seq,
                              bool whole_change) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter writer(buffer);
   api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
   const std::string_view json(buffer.GetString(), buffer.GetSize());
   const auto event = event_body(json, seq);
-  if (!whole_change) {
-    nchan_->publish_snapshot(domain::record_channel(record.hash), event);
-    return;
-  }
-  // A change whose record channel took it but not the rest is retried from there: no
-  // subscriber gets it twice.
-  if (record_published_ != seq) {
+  const auto to_record = [&] {
     nchan_->publish_to_record(domain::record_channel(record.hash), event);
+  };
+  // A state on request goes to the same channel, kept a minute (events/snapshot_budget.h).
+  if (!whole_change) {
+    return taken(board_,
+                 [&] { nchan_->publish_snapshot(domain::record_channel(record.hash), event); });
+  }
+  // A change whose record channel took it (or refused it for good) but not the rest is retried
+  // from there: no subscriber gets it twice.
+  bool all = true;
+  if (record_published_ != seq) {
+    all = taken(board_, to_record);
     record_published_ = seq;
     board_.publisher.beat(util::monotonic_ms());
   }
-  nchan_->publish_to_recent(domain::recent_channels(record), event);
+  return taken(board_,
+               [&] { nchan_->publish_to_recent(domain::recent_channels(record), event); }) &&
+         all;
 }
 
 // After the cursor moved past the change: a woken client asks the worker, which answers up
 // to the cursor. A wake-up lost (counted) costs its polls their 30 s, not the change.
 void EventPublisher::wake_polls(const domain::HistoryRecord& record) {
   try {
-    nchan_->publish_to_polls(domain::poll_channels(record), api::kNoChanges);
+    taken(board_,
+          [&] { nchan_->publish_to_polls(domain::poll_channels(record), api::kNoChanges); });
   } catch (const PublishError&) {
     board_.publish_failures.fetch_add(1);
   }

@@ -14,6 +14,9 @@
 // in events_cursor_file, written at the end of each round that moved it, for a restart of the
 // service. A hung or lost database or nchan pauses it: it retries the same change next round (from
 // the first of its channels that did not take it), and subscribers, held by nginx, are not touched.
+// What can never go out is passed over and counted instead, so it holds nothing behind it: a
+// message nchan refuses for good (events/publish_verdict.h: 507 when its shared memory is full),
+// and a change whose record names no channel (domain::has_channel_names).
 // Delivery is exactly once while the holder lives; a holder that dies or stalls past the lease in
 // the middle of a publish, or a service killed before its round's cursor file, repeats that change
 // or round, with the same id.
@@ -65,7 +68,9 @@ class EventPublisher {
   bool publish_changes();
   // A change to its record's channel, then to the channels of returning streams and its
   // addresses' (whole_change), or a record's state to its record's channel only (a snapshot).
-  void publish(const domain::HistoryRecord& record, std::uint64_t seq, bool whole_change);
+  // False when nchan refused a message of it for good (counted and passed over); throws when
+  // one is worth retrying.
+  bool publish(const domain::HistoryRecord& record, std::uint64_t seq, bool whole_change);
   void wake_polls(const domain::HistoryRecord& record);
   // Writes the cursor file when the cursor moved (each round, and at a clean stop).
   void save_cursor();

@@ -17,6 +17,12 @@ void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
   single(out, "connector_events_changes_passed_over_total", "counter",
          "Feed positions passed over unpublished: holes that did not fill in time, or trimmed.",
          e.changes_passed_over.load());
+  single(out, "connector_events_changes_unpublishable_total", "counter",
+         "Changes passed over because their record's hash or an address names no channel.",
+         e.changes_unpublishable.load());
+  single(out, "connector_events_publishes_refused_total", "counter",
+         "Messages nchan refused for good (507: its shared memory full), passed over.",
+         e.publishes_refused.load());
   single(out, "connector_events_snapshot_requests_dropped_total", "counter",
          "Snapshot requests dropped: every slot taken, or past the publisher's budget per second.",
          e.snapshot_requests_dropped.load());
@@ -44,6 +50,10 @@ void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::Stri
   w.Uint64(e.publish_failures.load());
   w.Key("changes_passed_over");
   w.Uint64(e.changes_passed_over.load());
+  w.Key("changes_unpublishable");
+  w.Uint64(e.changes_unpublishable.load());
+  w.Key("publishes_refused");
+  w.Uint64(e.publishes_refused.load());
   w.EndObject();
 }
 

@@ -2,6 +2,7 @@
 
 #include <rapidjson/writer.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -135,29 +136,46 @@ void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_
 
 }  // namespace
 
-void write_db_servers(const Scoreboard& b, DbServers servers,
+namespace {
+
+// Milliseconds as seconds (a JSON number), or null for none (-1).
+void seconds_or_null(rapidjson::Writer<rapidjson::StringBuffer>& w, std::int64_t ms) {
+  if (ms < 0) {
+    w.Null();
+    return;
+  }
+  const std::string text = util::seconds_text(ms);
+  w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
+}
+
+}  // namespace
+
+void write_db_servers(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
                       rapidjson::Writer<rapidjson::StringBuffer>& w) {
   w.StartArray();
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const bool primary = i + 1 == servers.size();
     const auto* slot = b.find_server(server_key(servers[i]));
-    const std::int64_t lag_ms = slot != nullptr ? slot->lag_ms.load() : -1;
+    const std::int64_t measured = slot != nullptr ? slot->measured_unix_ms.load() : 0;
+    // Read at least once, and not since the bound /metrics shows figures for.
+    const std::int64_t reading_age =
+        measured > 0 ? std::max<std::int64_t>(0, now_unix_ms - measured) : -1;
+    const bool stale = reading_age > kFreshFigureMs;
     w.StartObject();
     w.Key("server");
     w.String(servers[i].data(), static_cast<rapidjson::SizeType>(servers[i].size()));
     w.Key("role");
     w.String(primary ? "primary" : "replica");
     w.Key("in_rotation");
-    w.Bool(slot == nullptr || slot->in_rotation.load() != 0);
+    w.Bool((slot == nullptr || slot->in_rotation.load() != 0) && !stale);
     w.Key(primary ? "heartbeat_age_seconds" : "lag_seconds");
-    if (lag_ms < 0) {
-      w.Null();
-    } else {
-      const std::string text = util::seconds_text(lag_ms);
-      w.RawValue(text.data(), text.size(), rapidjson::kNumberType);
-    }
+    seconds_or_null(w, slot != nullptr ? slot->lag_ms.load() : -1);
     w.Key("measured_unix_ms");
-    w.Int64(slot != nullptr ? slot->measured_unix_ms.load() : 0);
+    w.Int64(measured);
+    w.Key("reading_age_seconds");
+    seconds_or_null(w, reading_age);
+    w.Key("stale");
+    w.Bool(stale);
     w.EndObject();
   }
   w.EndArray();
@@ -301,8 +319,9 @@ void write_pool_counts(const Scoreboard& b, rapidjson::Writer<rapidjson::StringB
 
 }  // namespace
 
-void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
+void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
                   rapidjson::StringBuffer& out) {
+  const std::int64_t now_unix = now_unix_ms / 1000;
   constexpr auto relaxed = std::memory_order_relaxed;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   const std::int64_t start = b.start_time_unix.load(relaxed);
@@ -319,7 +338,7 @@ void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix,
   write_pool_now(b, w);
   write_pool_counts(b, w);
   w.Key("db_servers");
-  write_db_servers(b, servers, w);
+  write_db_servers(b, servers, now_unix_ms, w);
   w.Key("events");
   write_events_status(b.events, w);
   w.Key("process_list");

@@ -26,13 +26,15 @@ void write_prometheus(const Scoreboard& board, EndpointLabels labels, DbServers 
                       std::int64_t now_unix_ms, rapidjson::StringBuffer& out);
 
 // JSON: pool, start time, accepted, active/idle/total threads, max active, slow requests...
-void write_status(const Scoreboard& board, DbServers servers, std::int64_t now_unix,
+void write_status(const Scoreboard& board, DbServers servers, std::int64_t now_unix_ms,
                   rapidjson::StringBuffer& out);
 
 // A JSON array, one object per server: server, role ("replica" or "primary"), in_rotation, and
 // lag_seconds (a replica's) or heartbeat_age_seconds (the primary's), null while not measured,
-// with measured_unix_ms. For /readyz and /status.
-void write_db_servers(const Scoreboard& board, DbServers servers,
+// with measured_unix_ms, reading_age_seconds (null: never read) and stale: the last reading is
+// older than the lag monitor's round allows (a primary down or hung, the monitor stopped),
+// and such a server is not shown in rotation. For /readyz and /status.
+void write_db_servers(const Scoreboard& board, DbServers servers, std::int64_t now_unix_ms,
                       rapidjson::Writer<rapidjson::StringBuffer>& w);
 
 }  // namespace connector::metrics

@@ -99,12 +99,16 @@ struct ServerSlot {
   // The primary's only: its clock (unix microseconds) when last read, the newest time it is
   // known to have written; 0: never read.
   std::atomic<std::int64_t> clock_us{0};
+  // The primary's only: its @@server_id when last read, whose heartbeat row the replicas' lag is
+  // read from; -1: never read.
+  std::atomic<std::int64_t> server_id{-1};
 
   void clear_figures() {
     in_rotation.store(1);
     lag_ms.store(-1);
     measured_unix_ms.store(0);
     clock_us.store(0);
+    server_id.store(-1);
   }
 };
 

@@ -22,6 +22,7 @@ from functools import partial
 from itertools import count
 from pathlib import Path
 
+from fcgi_client import fcgi_get
 from fixture import Fixture
 from harness import REPO, Stack, await_true, chromium_dom, hang
 
@@ -570,6 +571,54 @@ class Validation(unittest.TestCase):
         finally:
             subscriber.close()
 
+    def test_what_nchan_would_refuse_is_a_json_error_and_publishes_no_snapshot(self):
+        """nchan answers a stream without text/event-stream in Accept, or with a WebSocket's
+        Upgrade, with a bare 403, and answers no HEAD at all: the worker answers them first,
+        and asks the publisher for no record's state for them."""
+        # A record of the fixture that nothing has changed or followed: its channel is empty,
+        # so a subscriber nchan holds makes the publisher publish its state.
+        row = stack.sql("SELECT id, hash FROM history WHERE id < 700000 ORDER BY id DESC LIMIT 1")
+        record_hash = row[0][1]
+        targets = (f"/v1/history/hash/events?hash={record_hash}",
+                   f"/v1/history/events?address=0x{'a' * 40}")
+        snapshots = stack.worker_status()["events"]["snapshots_published"]
+        cases = [({"Accept": None}, 406, "not_acceptable", "Accept"),
+                 ({"Accept": "application/json"}, 406, "not_acceptable", "Accept"),
+                 ({"Accept": "TEXT/EVENT-STREAM"}, 406, "not_acceptable", "Accept"),
+                 ({"Accept": "text/event-stream", "Connection": "Upgrade",
+                   "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+                   "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}, 400, "invalid_parameter",
+                  "Upgrade")]
+        for target in targets:
+            for headers, status, code, param in cases:
+                response = stack.get(target, headers=headers)
+                self.assertEqual(response.status, status, (target, headers))
+                error = response.json()["error"]
+                self.assertEqual((error["code"], error["param"]), (code, param), target)
+                self.assertEqual(response.headers["Content-Type"],
+                                 "application/json; charset=utf-8", target)
+                self.assertEqual(response.headers["Cache-Control"], "no-store", target)
+            head = stack.request("HEAD", target, headers={"Accept": "text/event-stream"},
+                                 timeout=10)
+            self.assertEqual(head.status, 200, target)
+            self.assertEqual(head.headers["Content-Type"], "text/event-stream; charset=utf-8")
+            self.assertEqual(head.headers["Cache-Control"], "no-store")
+            self.assertIsNone(head.headers.get("Content-Length"))
+            self.assertEqual(head.body, b"")
+        # A publisher round after those requests: none of them asked for the record's state.
+        asked = int(time.time() * 1000)
+        await_true(lambda: stack.worker_status()["events"]["last_round_unix_ms"] > asked + 200,
+                   what="a publisher round")
+        self.assertEqual(stack.worker_status()["events"]["snapshots_published"], snapshots)
+        # The stream nchan holds gets the record first, published for it.
+        subscriber = Subscriber(targets[0])
+        try:
+            self.assertEqual(subscriber.wait_events(1)[0][1], by_hash(record_hash))
+            self.assertEqual(stack.worker_status()["events"]["snapshots_published"],
+                             snapshots + 1)
+        finally:
+            subscriber.close()
+
     def test_a_stream_sends_cors_once(self):
         _, record_hash, _ = record_in_flight()
         subscriber = Subscriber(f"/v1/history/hash/events?hash={record_hash}",
@@ -669,6 +718,84 @@ source.onmessage = async (e) => {
 source.onerror = () => { document.getElementById("out").textContent = "error " + events.length; };
 </script></body></html>
 """
+
+
+def events_figure(name):
+    """One of the publisher's counters, as /status has it (and /metrics, checked too)."""
+    value = stack.worker_status()["events"][name]
+    status, _, metrics = fcgi_get(stack.fcgi_socket, "/metrics")
+    assert status == 200, status
+    metrics = metrics.decode() if isinstance(metrics, bytes) else metrics
+    exposed = re.search(rf"^connector_events_{name}_total ([0-9]+)$", metrics, re.M).group(1)
+    assert int(exposed) == value, (name, exposed, value)
+    return value
+
+
+class PassedOver(unittest.TestCase):
+    def test_a_row_no_channel_can_be_named_for_is_counted_and_the_next_change_goes_out(self):
+        """A history row whose address holds a character outside [0-9a-z] (the columns have no
+        check; a comma would even split nchan's channel list): its change is passed over and
+        counted once, and the changes after it are published as ever."""
+        address, source = address_in_flight()
+        self.assertEqual(events_figure("changes_unpublishable"), 0)
+        subscriber = Subscriber(f"/v1/history/events?address={address.lower()}")
+        try:
+            bad_id = next(_next_id)
+            bad_hash = hashlib.sha256(f"events-{bad_id}".encode()).hexdigest()
+            stack.sql(f"CREATE TEMPORARY TABLE copy AS SELECT * FROM history WHERE id = {source}; "
+                      f"UPDATE copy SET id = {bad_id}, hash = '{bad_hash}', "
+                      f"source_sender = '0x{'c' * 38},-'; "
+                      "INSERT INTO history SELECT * FROM copy; DROP TEMPORARY TABLE copy")
+            bad_seq = newest_seq(bad_id)
+            history_id, record_hash = new_record(source)
+            expected = (newest_seq(history_id), by_hash(record_hash))
+            self.assertGreater(int(expected[0]), int(bad_seq))
+            self.assertEqual(subscriber.wait_events(1), [expected])
+            wait_published(expected[0])
+            self.assertEqual(events_figure("changes_unpublishable"), 1)
+            self.assertEqual(events_figure("publishes_refused"), 0)
+            time.sleep(1)
+            self.assertEqual(subscriber.events, [expected])
+        finally:
+            subscriber.close()
+
+
+class NchanMemoryFull(unittest.TestCase):
+    """nchan's shared memory full (a stack of its own, with 128k of it): each message nchan
+    refuses for good (507; 500 for a publish to several channels) is passed over and counted,
+    and the publisher goes on with the next change instead of retrying it for ever."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.stack = Stack(fixture=fixture.path, events=True,
+                          nginx_env={"NGINX_CONNECTOR_EVENTS_MEMORY": "128k"})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.stack.stop()
+
+    def figure(self, name):
+        return self.stack.worker_status()["events"][name]
+
+    def test_the_publisher_passes_over_what_nchan_has_no_room_for(self):
+        # Each record's channel keeps its message for an hour: 200 of them cannot all fit.
+        statements = []
+        for n in range(200):
+            new_id = 900001 + n
+            new_hash = hashlib.sha256(f"full-{new_id}".encode()).hexdigest()
+            statements.append(
+                f"CREATE TEMPORARY TABLE copy AS SELECT * FROM history WHERE id = 1; "
+                f"UPDATE copy SET id = {new_id}, hash = '{new_hash}'; "
+                "INSERT INTO history SELECT * FROM copy; DROP TEMPORARY TABLE copy")
+        self.stack.sql("; ".join(statements))
+        end = int(self.stack.sql("SELECT MAX(seq) FROM history_changes")[0][0])
+        await_true(lambda: (self.figure("cursor") or 0) >= end, seconds=30,
+                   what=f"the publisher past change {end} ({self.stack.worker_status()})")
+        self.assertGreater(self.figure("publishes_refused"), 0)  # the memory was full indeed
+        self.assertEqual(self.figure("publish_failures"), 0)  # and nothing was retried
+        # Logged (once a minute at most, the counter says how many).
+        self.assertIn("the event publisher passed over a message: nchan refused a message for",
+                      self.stack.worker_log_text())
 
 
 class Browser(unittest.TestCase):

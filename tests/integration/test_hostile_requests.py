@@ -633,7 +633,10 @@ class ConfigPermissions(unittest.TestCase):
                         0o644, *args)
                     self.assertEqual(result.returncode, 1)
                     self.assertEqual(result.stdout, "")
-                    self.assertEqual(result.stderr, f"error: {self.refusal(path, 0o644)}\n")
+                    # One line, its time first (stderr is not the journal here).
+                    self.assertRegex(result.stderr, r"\A[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:"
+                                     r"[0-9]{2}:[0-9]{2}\.[0-9]{3}Z error: " +
+                                     re.escape(self.refusal(path, 0o644)) + r"\n\Z")
                     self.assertNotIn(self.SECRET, result.stderr)
 
     def test_group_readable_or_without_a_password_is_accepted(self):

@@ -77,6 +77,12 @@ def reads_leave_the_replica():
         assert not found(record), "a read used the replica out of rotation"
 
 
+def readyz_servers():
+    status, _, body = fcgi_get(stack.fcgi_socket, "/readyz")
+    assert status == 200, status
+    return json.loads(body)["servers"]
+
+
 def log_lines(text):
     return sum(text in line for line in stack.worker_log_text().splitlines())
 
@@ -174,6 +180,27 @@ class ReplicaLag(unittest.TestCase):
             stack.sql("ALTER EVENT replication_heartbeat_tick ENABLE")
         wait_rotation(True, seconds=3 * MAX_LAG_S)
 
+    def test_a_row_another_server_left_in_the_future_does_not_make_a_replica_current(self):
+        """A former primary whose clock ran ahead left its heartbeat row, an hour ahead: the lag
+        is read from the current primary's own row, so a replica behind is still behind."""
+        future_us = int((time.time() + 3600) * 1_000_000)
+        primary_id = int(stack.sql("SELECT @@server_id")[0][0])
+        stale_id = primary_id + 1000
+        stack.sql(f"REPLACE INTO replication_heartbeat (server_id, written_us) "
+                  f"VALUES ({stale_id}, {future_us})")
+        stack.wait_replica_caught_up()
+        self.assertEqual(stack.replica_sql(f"SELECT written_us FROM replication_heartbeat "
+                                           f"WHERE server_id = {stale_id}"), [[str(future_us)]])
+        stack.replica_sql("STOP SLAVE SQL_THREAD")
+        try:
+            reads_leave_the_replica()
+            self.assertGreater(replica_state()["lag_seconds"], MAX_LAG_S)
+        finally:
+            stack.sql(f"DELETE FROM replication_heartbeat WHERE server_id = {stale_id}")
+            stack.replica_sql("START SLAVE SQL_THREAD")
+        stack.wait_replica_caught_up()
+        wait_rotation(True, seconds=3 * MAX_LAG_S)
+
     def test_a_hung_primary_leaves_a_current_replica_in_rotation(self):
         record = new_row(replica_only=True)
         primary_pid = int((stack.db_dir / "mysqld.pid").read_text())
@@ -186,8 +213,17 @@ class ReplicaLag(unittest.TestCase):
                 self.assertTrue(replica_state()["in_rotation"])
                 self.assertTrue(found(record))
                 time.sleep(0.5)
+            # /readyz shows the primary's last reading as stale (no reading for over 5 s),
+            # not in rotation on it; the replica, read every second, is current.
+            await_true(lambda: readyz_servers()[1]["stale"], seconds=10)
+            replica, primary = readyz_servers()
+            self.assertEqual((primary["in_rotation"], primary["stale"]), (False, True))
+            self.assertGreater(primary["reading_age_seconds"], 5)
+            self.assertEqual((replica["in_rotation"], replica["stale"]), (True, False))
         finally:
             os.kill(primary_pid, signal.SIGCONT)
+        await_true(lambda: not readyz_servers()[1]["stale"], seconds=10)
+        self.assertTrue(readyz_servers()[1]["in_rotation"])
 
 
 if __name__ == "__main__":

@@ -63,7 +63,8 @@ class WorkerPool(unittest.TestCase):
         # Without replicas the primary is the only server, and not measured (no lag to bound).
         self.assertEqual(s.get("/readyz").json(), {"status": "ready", "servers": [
             {"server": f"unix:{s.db_socket}", "role": "primary", "in_rotation": True,
-             "heartbeat_age_seconds": None, "measured_unix_ms": 0}]})
+             "heartbeat_age_seconds": None, "measured_unix_ms": 0, "reading_age_seconds": None,
+             "stale": False}]})
         s.stop_mariadb()
         try:
             down = s.get("/readyz")

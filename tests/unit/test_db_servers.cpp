@@ -24,7 +24,7 @@ const std::vector<std::string> kServers = {"unix:/run/replica \"1\"\\.sock", "10
 std::string json(const Scoreboard& board) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
-  write_db_servers(board, kServers, w);
+  write_db_servers(board, kServers, kNow, w);
   return out.GetString();
 }
 
@@ -68,11 +68,12 @@ BOOST_AUTO_TEST_CASE(servers_not_measured_are_in_rotation_with_unknown_lag) {
   auto board = board_with_servers();
   BOOST_TEST(json(*board) ==
              R"([{"server":"unix:/run/replica \"1\"\\.sock","role":"replica","in_rotation":true,)"
-             R"("lag_seconds":null,"measured_unix_ms":0},)"
+             R"("lag_seconds":null,"measured_unix_ms":0,"reading_age_seconds":null,"stale":false},)"
              R"({"server":"10.0.0.21:3306","role":"replica","in_rotation":true,)"
-             R"("lag_seconds":null,"measured_unix_ms":0},)"
+             R"("lag_seconds":null,"measured_unix_ms":0,"reading_age_seconds":null,"stale":false},)"
              R"({"server":"10.0.0.5:3306","role":"primary","in_rotation":true,)"
-             R"("heartbeat_age_seconds":null,"measured_unix_ms":0}])");
+             R"("heartbeat_age_seconds":null,"measured_unix_ms":0,"reading_age_seconds":null,)"
+             R"("stale":false}])");
   BOOST_TEST(server_lines(*board) ==
              "connector_db_server_in_rotation{server=\"unix:/run/replica \\\"1\\\"\\\\.sock\"} 1\n"
              "connector_db_server_in_rotation{server=\"10.0.0.21:3306\"} 1\n"
@@ -86,11 +87,15 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
   measure(*board, kServers[2], true, 1'002, kNow);
   BOOST_TEST(json(*board) ==
              R"([{"server":"unix:/run/replica \"1\"\\.sock","role":"replica","in_rotation":false,)"
-             R"("lag_seconds":12.345,"measured_unix_ms":1799999999000},)"
-             R"({"server":"10.0.0.21:3306","role":"replica","in_rotation":true,)"
-             R"("lag_seconds":0.007,"measured_unix_ms":1799999994000},)"
+             R"("lag_seconds":12.345,"measured_unix_ms":1799999999000,"reading_age_seconds":1.000,)"
+             R"("stale":false},)"
+             // In rotation by its last reading, but that is 6 s old: stale, not shown in.
+             R"({"server":"10.0.0.21:3306","role":"replica","in_rotation":false,)"
+             R"("lag_seconds":0.007,"measured_unix_ms":1799999994000,"reading_age_seconds":6.000,)"
+             R"("stale":true},)"
              R"({"server":"10.0.0.5:3306","role":"primary","in_rotation":true,)"
-             R"("heartbeat_age_seconds":1.002,"measured_unix_ms":1800000000000}])");
+             R"("heartbeat_age_seconds":1.002,"measured_unix_ms":1800000000000,)"
+             R"("reading_age_seconds":0.000,"stale":false}])");
   BOOST_TEST(server_lines(*board) ==
              "connector_db_server_in_rotation{server=\"unix:/run/replica \\\"1\\\"\\\\.sock\"} 0\n"
              "connector_db_server_in_rotation{server=\"10.0.0.21:3306\"} 1\n"
@@ -99,7 +104,16 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
              "12.345\n"
              "connector_db_primary_reachable 1\n"
              "connector_db_primary_heartbeat_age_seconds 1.002\n");
-  // The primary not read for 6 s: unreachable, and its heartbeat's age no longer shown.
+  // The primary not read for 12 s (down): unreachable, its heartbeat's age no longer exposed,
+  // and /readyz no longer shows it in rotation on that reading.
+  measure(*board, kServers[2], true, 1'002, kNow - 12'000);
+  BOOST_TEST(
+      json(*board).ends_with(R"({"server":"10.0.0.5:3306","role":"primary","in_rotation":false,)"
+                             R"("heartbeat_age_seconds":1.002,"measured_unix_ms":1799999988000,)"
+                             R"("reading_age_seconds":12.000,"stale":true}])"));
+  // Exactly the bound: still fresh.
+  measure(*board, kServers[2], true, 1'002, kNow - 5000);
+  BOOST_TEST(json(*board).ends_with(R"("reading_age_seconds":5.000,"stale":false}])"));
   measure(*board, kServers[2], true, 1'002, kNow - 6000);
   BOOST_TEST(
       server_lines(*board).ends_with("12.345\n"

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "api/router.h"
@@ -319,16 +320,23 @@ struct EventsFixture : Fixture {
   EventsFixture() {
     for (const std::uint64_t seq : {10, 11, 13}) history.feed.push_back({seq, record()});
   }
+  // As an EventSource asks (Accept: text/event-stream).
+  api::HttpRequest events_request(std::string_view path, std::string_view query,
+                                  std::string_view last_event_id = {}) {
+    return {.method = "GET",
+            .path = path,
+            .query_string = query,
+            .if_none_match = {},
+            .request_id = "rid-1",
+            .deadline = std::chrono::steady_clock::time_point::max(),
+            .last_event_id = last_event_id,
+            .if_modified_since = {},
+            .accept = "text/event-stream",
+            .upgrade = {}};
+  }
   api::HttpResponse get_events(std::string_view path, std::string_view query,
                                std::string_view last_event_id) {
-    return events_router.handle({.method = "GET",
-                                 .path = path,
-                                 .query_string = query,
-                                 .if_none_match = {},
-                                 .request_id = "rid-1",
-                                 .deadline = std::chrono::steady_clock::time_point::max(),
-                                 .last_event_id = last_event_id,
-                                 .if_modified_since = {}});
+    return events_router.handle(events_request(path, query, last_event_id));
   }
   // An event as a reconnection is answered it: the record as /v1/history/hash answers it.
   std::string event(std::uint64_t seq) {
@@ -520,6 +528,84 @@ BOOST_AUTO_TEST_CASE(conditional_headers_never_reach_nchan) {
     BOOST_TEST(events_router.handle(request).status == 400);
   }
   BOOST_TEST(history.asked == "");
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_nchan_would_refuse_is_a_json_error_and_asks_for_nothing) {
+  for (const std::string path : {"/v1/history/hash/events", "/v1/history/events"}) {
+    const auto query = path == "/v1/history/events" ? address_query : hash_query;
+    // nchan's test: "text/event-stream" anywhere in Accept, in that case.
+    for (const char* refused : {static_cast<const char*>(nullptr), "", "*/*", "application/json",
+                                "text/*", "TEXT/EVENT-STREAM", "text/event_stream"}) {
+      auto request = events_request(path, query);
+      request.accept = refused == nullptr ? std::string_view{} : std::string_view{refused};
+      const auto response = events_router.handle(request);
+      BOOST_TEST(response.status == 406, path << " " << (refused ? refused : "(none)"));
+      BOOST_TEST(std::string(response.body) ==
+                     R"({"error":{"code":"not_acceptable","message":"This path answers )"
+                     R"(text/event-stream only: send Accept: text/event-stream","param":)"
+                     R"("Accept","request_id":"rid-1"}})",
+                 path);
+      BOOST_TEST(has_header(response, "Content-Type: application/json; charset=utf-8"));
+      BOOST_TEST(has_header(response, "Cache-Control: no-store"));
+    }
+    for (const char* upgrade : {"websocket", "WebSocket", "h2c", ""}) {
+      auto request = events_request(path, query);
+      request.upgrade = upgrade;
+      const auto response = events_router.handle(request);
+      BOOST_TEST(response.status == 400, path << " " << upgrade);
+      const std::string expected =
+          R"x("code":"invalid_parameter","message":"This path is a server-sent event stream: )x"
+          R"x(it takes no Upgrade (no WebSocket)","param":"Upgrade")x";
+      BOOST_TEST(std::string(response.body).find(expected) != std::string::npos);
+    }
+    for (const char* accepted : {"text/html, text/event-stream;q=0.9", "text/event-streams"}) {
+      auto request = events_request(path, query);
+      request.accept = accepted;
+      BOOST_TEST(events_router.handle(request).status == 200, path << " " << accepted);
+    }
+  }
+  // Only the accepted GET of the record asked for its state.
+  BOOST_TEST(board.take_snapshot_requests() == std::vector<std::uint64_t>{42},
+             boost::test_tools::per_element());
+  // Where events are not served, these paths are a 404 whatever the headers.
+  auto request = events_request("/v1/history/hash/events", hash_query);
+  request.accept = {};
+  BOOST_TEST(router.handle(request).status == 404);
+}
+
+BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_snapshot) {
+  for (const auto& [path, query, type] :
+       {std::tuple{"/v1/history/hash/events", hash_query, "text/event-stream; charset=utf-8"},
+        std::tuple{"/v1/history/events", address_query, "text/event-stream; charset=utf-8"},
+        std::tuple{"/v1/history/changes", address_query + "&after=13",
+                   "application/json; charset=utf-8"}}) {
+    board.cursor.store(13);
+    board.cursor_known.store(true);
+    auto request = events_request(path, query);
+    request.method = "HEAD";
+    const auto head = events_router.handle(request);
+    BOOST_TEST(head.status == 200, path);
+    BOOST_TEST(has_header(head, std::string("Content-Type: ") + type), path);
+    BOOST_TEST(has_header(head, "Cache-Control: no-store"), path);
+    BOOST_TEST(head.head.find("X-Accel-Redirect") == std::string::npos, path);
+    BOOST_TEST(head.head.find("Content-Length") == std::string::npos, path);
+    BOOST_TEST(head.body.empty(), path);
+  }
+  BOOST_TEST(board.take_snapshot_requests().empty());
+  // A HEAD is what a GET would be: refused as it would be, and a 404 for no record.
+  auto refused = events_request("/v1/history/hash/events", hash_query);
+  refused.method = "HEAD";
+  refused.accept = {};
+  BOOST_TEST(events_router.handle(refused).status == 406);
+  const std::string no_record = "hash=" + std::string(64, 'b');
+  auto missing = events_request("/v1/history/hash/events", no_record);
+  missing.method = "HEAD";
+  BOOST_TEST(events_router.handle(missing).status == 404);
+  // The GET is handed over, its state asked for.
+  const auto get = get_events("/v1/history/hash/events", hash_query, "");
+  BOOST_TEST(has_header(get, "X-Accel-Redirect: /connector-events/record/" + std::string(64, 'a')));
+  BOOST_TEST(board.take_snapshot_requests() == std::vector<std::uint64_t>{42},
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(a_last_event_id_that_is_not_a_seq_is_a_400) {

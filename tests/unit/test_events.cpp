@@ -1,6 +1,7 @@
 // The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
-// message body (events/event_body.h), the channel names (domain/event_channels.h), the cursor
-// file (events/cursor_file.h), the lease (metrics/lease.h), the snapshot requests
+// message body (events/event_body.h), the channel names (domain/event_channels.h), what nchan's
+// status for a publish means (events/publish_verdict.h), the cursor file
+// (events/cursor_file.h), the lease (metrics/lease.h), the snapshot requests
 // (metrics/events_board.h) and the publisher's budget for them (events/snapshot_budget.h).
 #define BOOST_TEST_MODULE events
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "events/event_body.h"
 #include "events/feed_order.h"
 #include "events/nchan_info.h"
+#include "events/publish_verdict.h"
 #include "events/snapshot_budget.h"
 #include "metrics/events_board.h"
 #include "metrics/lease.h"
@@ -184,4 +186,41 @@ BOOST_AUTO_TEST_CASE(snapshots_are_budgeted_per_second_whatever_is_asked) {
   BOOST_TEST(budget.take(start + milliseconds(1500)));
   BOOST_TEST(!budget.take(start + milliseconds(1999)));
   BOOST_TEST(events::SnapshotBudget::kPerSecond == 200u);
+}
+
+BOOST_AUTO_TEST_CASE(a_message_nchan_refuses_for_good_is_passed_over_the_rest_retried) {
+  using events::PublishVerdict;
+  for (const long taken : {201L, 202L}) {
+    BOOST_TEST((events::publish_verdict(taken) == PublishVerdict::kTaken), taken);
+  }
+  // Its shared memory full (507; 500 for a publish to several channels), or this message or its
+  // channel names refused.
+  for (const long refused : {507L, 500L, 400L, 403L, 413L, 414L}) {
+    BOOST_TEST((events::publish_verdict(refused) == PublishVerdict::kRefused), refused);
+  }
+  // Not about the message: no publisher location (nginx without the drop-in, reloading), nchan
+  // or nginx failing, or nothing nchan answers a publish with.
+  for (const long retried : {0L, 200L, 204L, 404L, 405L, 408L, 429L, 502L, 503L, 504L}) {
+    BOOST_TEST((events::publish_verdict(retried) == PublishVerdict::kRetry), retried);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_record_names_its_channels_only_with_lower_case_letters_and_digits) {
+  domain::HistoryRecord record;
+  record.hash = std::string(64, 'A');
+  record.source_deposit_address = "0x" + std::string(40, 'B');  // EIP-55 spellings: lowered
+  BOOST_TEST(domain::has_channel_names(record));  // no sender, no destination yet: none needed
+  for (const char bad : {',', ':', ' ', '%', '-', '\0', '\xc3'}) {
+    auto with_bad = record;
+    with_bad.source_sender = "0x" + std::string(39, 'c') + bad;
+    BOOST_TEST(!domain::has_channel_names(with_bad), static_cast<int>(bad));
+    with_bad = record;
+    with_bad.destination_address = std::string(1, bad) + "0x";
+    BOOST_TEST(!domain::has_channel_names(with_bad), static_cast<int>(bad));
+    with_bad = record;
+    with_bad.hash[10] = bad;
+    BOOST_TEST(!domain::has_channel_names(with_bad), static_cast<int>(bad));
+  }
+  record.hash.clear();
+  BOOST_TEST(!domain::has_channel_names(record));
 }
