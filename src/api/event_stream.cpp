@@ -6,6 +6,7 @@
 #include "api/params.h"
 #include "api/record_reference.h"
 #include "http/api_error.h"
+#include "util/clock.h"
 
 namespace connector::api {
 namespace {
@@ -153,6 +154,10 @@ std::uint64_t poll_point(Services& services) {
 }
 
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel) {
+  if (services.events->store_full_until_ms.load() > util::monotonic_ms()) {
+    // Not the database, but the same answer: come back shortly (metrics/events_board.h).
+    throw db::DatabaseUnavailable("nchan's shared memory is full: no subscriber handed over");
+  }
   services.event_stream = "/connector-events/";
   services.event_stream += kind;
   services.event_stream += '/';

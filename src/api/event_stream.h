@@ -94,7 +94,9 @@ Answer resume_poll(Services& services, const Followed& followed, std::uint64_t a
 // domain/event_channels.h gives it, from a validated value only): the streams "record" (the
 // record's state first), "record-changes" and "address-changes" (a returning stream: the changes
 // kept a moment, then those to come) and "address" (those to come); the long-polls
-// "poll-record" and "poll-address".
+// "poll-record" and "poll-address". While nchan is full (metrics/events_board.h): a
+// db::DatabaseUnavailable, which a stream answers with an empty stream (stream_or_retry) and a
+// long-poll with a 503 and Retry-After.
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel);
 
 }  // namespace connector::api

@@ -19,9 +19,10 @@ Answer history_by_hash_events(const ValidParams& params, Services& services, jso
     const auto record = find_record(services, *params.get<std::string>("hash"));
     const auto channel = domain::record_channel(record.hash);
     if (!after) {
+      const auto answer = event_stream(services, "record", channel);
       // Only for a subscriber nchan will hold: a HEAD is answered by the router, never held.
       if (!services.head) services.events->request_snapshot(record.id);
-      return event_stream(services, "record", channel);
+      return answer;
     }
     return resume_stream(services, {.history_id = record.id, .address = {}}, *after,
                          "record-changes", channel);

@@ -17,8 +17,8 @@ Answer history_events(const ValidParams& params, Services& services, json::JsonW
   const auto after = last_event_id(services);
   const auto address = params.get<chain::Address>("address")->lower();
   const auto channel = domain::address_channel(address);
-  if (!after) return event_stream(services, "address", channel);
   return stream_or_retry(services, [&] {
+    if (!after) return event_stream(services, "address", channel);
     return resume_stream(services, {.history_id = 0, .address = address}, *after, "address-changes",
                          channel);
   });

@@ -35,6 +35,7 @@ bool taken(metrics::EventsBoard& board, Send&& send) {
     return true;
   } catch (const PublishRefused& e) {
     board.publishes_refused.fetch_add(1);
+    board.store_full_until_ms.store(util::monotonic_ms() + metrics::EventsBoard::kStoreFullForMs);
     if (util::log_due(refusal_logged_s, kPassedOverLogEvery)) {
       util::log_warning(std::string("the event publisher passed over a message: ") + e.what() +
                         " (507, or 500 for several channels: nchan_shared_memory_size is full; "
@@ -144,21 +145,35 @@ void EventPublisher::resume() {
 
 void EventPublisher::publish_snapshots() {
   // What was asked for when the round began; what is asked for meanwhile, at the next round.
-  for (const std::uint64_t id : board_.take_snapshot_requests()) {
+  // Past the budget a request is dropped before anything is read for it. When nchan cannot be
+  // asked or cannot take a state (unreachable, its memory full), this round's other requests
+  // are dropped too: requests for states never hold the feed's changes (publish_changes).
+  const auto ids = board_.take_snapshot_requests();
+  for (std::size_t i = 0; i < ids.size(); ++i) {
     if (!board_.publisher.held_by(pid_)) return;
-    board_.publisher.beat(util::monotonic_ms());
-    const auto state = db::find_record_state(*db_, id);
-    // A change not published yet carries this state: it goes out with the feed, in order.
-    if (!state || state->seq > board_.cursor.load()) continue;
-    const auto channel = domain::record_channel(state->record.hash);
-    if (nchan_->record_messages(channel) != 0) continue;  // its newest message is its state
     if (!snapshots_.take(SnapshotBudget::Clock::now())) {
       board_.snapshot_requests_dropped.fetch_add(1);
       continue;
     }
-    if (publish(state->record, state->seq, /*whole_change=*/false)) {
-      board_.snapshots_published.fetch_add(1);
+    board_.publisher.beat(util::monotonic_ms());
+    try {
+      publish_snapshot(ids[i]);
+    } catch (const PublishError&) {
+      board_.publish_failures.fetch_add(1);
+      board_.snapshot_requests_dropped.fetch_add(ids.size() - i);
+      return;
     }
+  }
+}
+
+void EventPublisher::publish_snapshot(std::uint64_t history_id) {
+  const auto state = db::find_record_state(*db_, history_id);
+  // A change not published yet carries this state: it goes out with the feed, in order.
+  if (!state || state->seq > board_.cursor.load()) return;
+  const auto channel = domain::record_channel(state->record.hash);
+  if (nchan_->record_messages(channel) != 0) return;  // its newest message is its state
+  if (publish(state->record, state->seq, /*whole_change=*/false)) {
+    board_.snapshots_published.fetch_add(1);
   }
 }
 

@@ -65,6 +65,8 @@ class EventPublisher {
   bool work();
   void resume();
   void publish_snapshots();
+  // One record's current state to its channel, unless the channel holds a message already.
+  void publish_snapshot(std::uint64_t history_id);
   bool publish_changes();
   // A change to its record's channel, then to the channels of returning streams and its
   // addresses' (whole_change), or a record's state to its record's channel only (a snapshot).

@@ -32,6 +32,13 @@ struct EventsBoard {
   std::atomic<std::int64_t> last_round_unix_ms{0};  // the publisher's last finished round
   // Every slot taken (below), or past the publisher's budget (events/snapshot_budget.h).
   std::atomic<std::uint64_t> snapshot_requests_dropped{0};
+  // Until when (util::monotonic_ms) nchan is taken to be full: set by the publisher at each
+  // message nchan refuses for good. nchan answers a subscriber it has no room for with an empty
+  // 507 after its headers (no error page can make it the API's JSON, and a 507 ends a browser's
+  // EventSource), so meanwhile the worker hands nothing over: a stream is told to come back
+  // shortly, a long-poll gets a 503 with Retry-After (api/event_stream.h).
+  std::atomic<std::int64_t> store_full_until_ms{0};
+  static constexpr std::int64_t kStoreFullForMs = 30000;
 
   // A subscriber waits for this record's current state (history.id); false, and counted, when
   // every slot is taken (the subscriber then gets the record at its next change).

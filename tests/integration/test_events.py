@@ -5,6 +5,7 @@ Chromium): the record first, every change after it in order and exactly once, ea
 the bytes /v1/history/hash answers at that moment and its id the change feed's seq."""
 
 import hashlib
+import http.client
 import http.server
 import json
 import os
@@ -769,6 +770,13 @@ class NchanMemoryFull(unittest.TestCase):
     def setUpClass(cls):
         cls.stack = Stack(fixture=fixture.path, events=True,
                           nginx_env={"NGINX_CONNECTOR_EVENTS_MEMORY": "128k"})
+        # nchan's memory is filled on purpose here: nginx logs each failed allocation.
+        cls.stack.tripwire.expect(r"\[crit\] .*ngx_slab_alloc\(\) failed: no memory",
+                                  "nchan's shared memory filled on purpose", times=10**6)
+        # A subscriber nchan took, then ran out of room for, after its headers went out: nchan
+        # ends the stream with an error nginx can no longer send (the client reconnects).
+        cls.stack.tripwire.expect(r"\[alert\] .*header already sent, .*/v1/history/hash/events",
+                                  "subscribers while nchan's memory is full", times=10**6)
 
     @classmethod
     def tearDownClass(cls):
@@ -796,6 +804,30 @@ class NchanMemoryFull(unittest.TestCase):
         # Logged (once a minute at most, the counter says how many).
         self.assertIn("the event publisher passed over a message: nchan refused a message for",
                       self.stack.worker_log_text())
+        # Subscribers to records whose channels are empty, while the memory is full: their
+        # states cannot be asked about or published, and that holds no change back.
+        hashes = [row[0] for row in self.stack.sql(
+            "SELECT hash FROM history WHERE id > 900100 ORDER BY id LIMIT 20")]
+        # nchan answers a subscriber it has no room for with an empty 507, which ends a browser's
+        # EventSource: while it refuses messages (the last 30 s), the worker hands nothing over
+        # and tells each new stream to come back shortly instead, asking for no state.
+        requested = self.figure("snapshots_published")
+        for record_hash in hashes:
+            with socket.create_connection(("127.0.0.1", self.stack.port), timeout=30) as sock:
+                sock.sendall(f"GET /v1/history/hash/events?hash={record_hash} HTTP/1.1\r\n"
+                             "Host: localhost\r\nAccept: text/event-stream\r\n"
+                             "Connection: close\r\n\r\n".encode())
+                response = http.client.HTTPResponse(sock, method="GET")
+                response.begin()
+                self.assertEqual((response.status, response.read()),
+                                 (200, b"retry: 3000\n: again shortly\n\n"), record_hash)
+                self.assertEqual(response.getheader("Content-Type"),
+                                 "text/event-stream; charset=utf-8")
+        self.stack.sql("UPDATE history SET status_message = 'after' WHERE id = 900001")
+        end = int(self.stack.sql("SELECT MAX(seq) FROM history_changes")[0][0])
+        await_true(lambda: (self.figure("cursor") or 0) >= end, seconds=30,
+                   what=f"the publisher past change {end} ({self.stack.worker_status()})")
+        self.assertEqual(self.figure("snapshots_published"), requested)
 
 
 class Browser(unittest.TestCase):

@@ -43,6 +43,7 @@ def setUpModule():
     # ASan's quarantine of freed memory (256 MiB by default) is kept small so that RSS means
     # memory held (the option is ignored by a build without ASan).
     asan = os.environ.get("ASAN_OPTIONS", "")
+    # A load from 127.0.0.1 beside the hostile FastCGI peers (LOAD_FROM_ONE_CLIENT).
     stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
                   config={"processes": PROCESSES,
                           "fcgi_read_timeout_ms": int(READ_TIMEOUT_S * 1000)},

@@ -27,6 +27,7 @@ stack = None
 
 def setUpModule():
     global stack
+    # A load from 127.0.0.1 beside the slow connections (LOAD_FROM_ONE_CLIENT).
     stack = Stack(fixture=fixture.path, threads=THREADS, nginx_env=LOAD_FROM_ONE_CLIENT,
                   config={"processes": PROCESSES,
                           "fcgi_read_timeout_ms": READ_TIMEOUT_S * 1000})

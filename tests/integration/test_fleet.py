@@ -113,8 +113,8 @@ class Fleet:
         return (self.dir / "fleet.log").read_text(errors="replace")
 
     def stop(self):
-        """Stops the fleet; returns the crashes its logs gained since the last test."""
-        crashes = self.tripwire.close() if hasattr(self, "tripwire") else []
+        """Stops the fleet; returns the crashes its logs gained since the last test, its
+        shutdown included."""
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -122,6 +122,7 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        crashes = self.tripwire.close() if hasattr(self, "tripwire") else []
         self.log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
         return crashes

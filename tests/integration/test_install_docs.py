@@ -118,6 +118,8 @@ sleep 1
 mariadb -e "UPDATE connector.history SET status = 'Confirmed' WHERE hash = '$hash'"
 wait $poll
 printf 'poll=%s %s\n' "$(cat /tmp/poll_status)" "$(cat /tmp/poll)"
+# Asked again from the same point: the change itself, from the feed.
+printf 'poll_again=%s\n' "$(get "/v1/history/hash/changes?hash=$hash&after=$after") $(cat /tmp/body)"
 printf 'events_cursor=%s\n' "$(stat -c '%U %a' /var/lib/connector/events-cursor 2>&1)"
 printf 'nginx_reads_config=%s\n' "$(runuser -u www-data -- cat /etc/connector/connector.conf >/dev/null 2>&1 && echo yes || echo no)"
 # The guide's warning, checked as it says: the API's snippet inside Debian's default site fails
@@ -214,9 +216,13 @@ class GuideRunsVerbatim(unittest.TestCase):
         status, body = self.value("poll").split(" ", 1)
         self.assertEqual(status, "200", self.output)
         # The wake-up (the change came while nchan held the poll), or the change itself (it
-        # was published before the poll got there).
+        # was published before the poll got there); asked again, the change.
         if body != '{"changes":[]}':
             self.assertEqual(json.loads(body)["changes"][0]["record"]["status"], "Confirmed")
+        status, body = self.value("poll_again").split(" ", 1)
+        self.assertEqual(status, "200", self.output)
+        self.assertEqual([change["record"]["status"] for change in json.loads(body)["changes"]],
+                         ["Confirmed"])
         self.assertEqual(self.value("events_cursor"), "connector 600")
         # nginx reaches the publisher's socket without the group that reads the password.
         self.assertEqual(self.value("nginx_reads_config"), "no")

@@ -46,18 +46,19 @@ class _Watched:
 
     def __init__(self, path):
         self.path = Path(path)
-        self.offset = self._size()
+        self.inode, self.offset = self._stat()
 
-    def _size(self):
+    def _stat(self):
         try:
-            return self.path.stat().st_size
+            stat = self.path.stat()
+            return stat.st_ino, stat.st_size
         except OSError:
-            return 0
+            return None, 0
 
     def new_lines(self):
-        size = self._size()
-        if size < self.offset:  # truncated or replaced: read it from the start
-            self.offset = 0
+        inode, size = self._stat()
+        if inode != self.inode or size < self.offset:  # a new file, or truncated: from its start
+            self.inode, self.offset = inode, 0
         if size == self.offset:
             return []
         with open(self.path, "rb") as f:
@@ -134,7 +135,8 @@ def check_live():
     if not found:
         return None
     return ("a process beside this test crashed or nginx logged a fatal line (tests/integration/"
-            "tripwire.py; a test that does it on purpose calls tripwire.expect):\n" +
+            "tripwire.py; a test that does it on purpose calls tripwire.expect; a master logs a "
+            "death a moment after it, so the line may come from the test before):\n" +
             "\n".join(found))
 
 

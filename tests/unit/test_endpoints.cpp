@@ -20,6 +20,7 @@
 #include "db/history_filters.h"
 #include "db/history_statements.h"
 #include "db/interfaces.h"
+#include "util/clock.h"
 
 using namespace connector;
 
@@ -606,6 +607,30 @@ BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_snapsho
   BOOST_TEST(has_header(get, "X-Accel-Redirect: /connector-events/record/" + std::string(64, 'a')));
   BOOST_TEST(board.take_snapshot_requests() == std::vector<std::uint64_t>{42},
              boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(while_nchan_is_full_nothing_is_handed_over_or_asked_for) {
+  board.cursor.store(13);
+  board.cursor_known.store(true);
+  board.store_full_until_ms.store(util::monotonic_ms() + 60000);
+  // A stream is told to come back shortly (an empty stream: a 507 would end an EventSource).
+  for (const auto& [path, query] : {std::pair{"/v1/history/hash/events", hash_query},
+                                    std::pair{"/v1/history/events", address_query}}) {
+    const auto response = get_events(path, query, "");
+    BOOST_TEST(response.status == 200, path);
+    BOOST_TEST(response.head.find("X-Accel-Redirect") == std::string::npos, path);
+    BOOST_TEST(std::string(response.body) == "retry: 3000\n: again shortly\n\n", path);
+  }
+  BOOST_TEST(board.take_snapshot_requests().empty());
+  // A long-poll that would wait: a 503 with Retry-After.
+  const std::string poll_query = address_query + "&after=13";
+  auto poll = events_request("/v1/history/changes", poll_query);
+  const auto waiting = events_router.handle(poll);
+  BOOST_TEST(waiting.status == 503);
+  BOOST_TEST(has_header(waiting, "Retry-After: 1"));
+  board.store_full_until_ms.store(0);
+  BOOST_TEST(has_header(get_events("/v1/history/events", address_query, ""),
+                        "X-Accel-Redirect: /connector-events/address/0x" + std::string(40, 'd')));
 }
 
 BOOST_AUTO_TEST_CASE(a_last_event_id_that_is_not_a_seq_is_a_400) {
