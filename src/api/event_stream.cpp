@@ -41,9 +41,27 @@ void require_events(const Services& services) {
   }
 }
 
+namespace {
+
+bool asks_for_websocket(std::string_view upgrade) {
+  constexpr std::string_view kWebSocket = "websocket";
+  for (std::size_t i = 0; i + kWebSocket.size() <= upgrade.size(); ++i) {
+    bool same = true;
+    for (std::size_t j = 0; j < kWebSocket.size() && same; ++j) {
+      same = (upgrade[i + j] | 0x20) == kWebSocket[j];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void require_stream(const Services& services) {
   require_events(services);
-  if (services.upgrade.data() != nullptr) {  // present, whatever it says
+  // nchan takes a request for a WebSocket (Upgrade: websocket, any case) for itself; any
+  // other upgrade (curl's h2c over plain HTTP) nginx ignores, and so does nchan.
+  if (asks_for_websocket(services.upgrade)) {
     throw http::invalid_parameter("Upgrade",
                                   "This path is a server-sent event stream: it takes no Upgrade "
                                   "(no WebSocket)");

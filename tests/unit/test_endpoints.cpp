@@ -549,7 +549,7 @@ BOOST_AUTO_TEST_CASE(a_stream_nchan_would_refuse_is_a_json_error_and_asks_for_no
       BOOST_TEST(has_header(response, "Content-Type: application/json; charset=utf-8"));
       BOOST_TEST(has_header(response, "Cache-Control: no-store"));
     }
-    for (const char* upgrade : {"websocket", "WebSocket", "h2c", ""}) {
+    for (const char* upgrade : {"websocket", "WebSocket", "h2c, WEBSOCKET"}) {
       auto request = events_request(path, query);
       request.upgrade = upgrade;
       const auto response = events_router.handle(request);
@@ -558,6 +558,11 @@ BOOST_AUTO_TEST_CASE(a_stream_nchan_would_refuse_is_a_json_error_and_asks_for_no
           R"x("code":"invalid_parameter","message":"This path is a server-sent event stream: )x"
           R"x(it takes no Upgrade (no WebSocket)","param":"Upgrade")x";
       BOOST_TEST(std::string(response.body).find(expected) != std::string::npos);
+    }
+    for (const char* upgrade : {"h2c", ""}) {  // not a WebSocket: nchan serves it as a stream
+      auto request = events_request(path, query);
+      request.upgrade = upgrade;
+      BOOST_TEST(events_router.handle(request).status == 200, path << " " << upgrade);
     }
     for (const char* accepted : {"text/html, text/event-stream;q=0.9", "text/event-streams"}) {
       auto request = events_request(path, query);
