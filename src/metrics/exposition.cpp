@@ -167,7 +167,9 @@ void write_db_servers(const Scoreboard& b, DbServers servers, std::int64_t now_u
     w.Key("role");
     w.String(primary ? "primary" : "replica");
     w.Key("in_rotation");
-    w.Bool((slot == nullptr || slot->in_rotation.load() != 0) && !stale);
+    // What reads are routed by (the last reading's verdict), stale or not: `stale` says how
+    // far to trust it.
+    w.Bool(slot == nullptr || slot->in_rotation.load() != 0);
     w.Key(primary ? "heartbeat_age_seconds" : "lag_seconds");
     seconds_or_null(w, slot != nullptr ? slot->lag_ms.load() : -1);
     w.Key("measured_unix_ms");

@@ -89,8 +89,8 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
              R"([{"server":"unix:/run/replica \"1\"\\.sock","role":"replica","in_rotation":false,)"
              R"("lag_seconds":12.345,"measured_unix_ms":1799999999000,"reading_age_seconds":1.000,)"
              R"("stale":false},)"
-             // In rotation by its last reading, but that is 6 s old: stale, not shown in.
-             R"({"server":"10.0.0.21:3306","role":"replica","in_rotation":false,)"
+             // In rotation by its last reading, which reads are routed by, but that is 6 s old.
+             R"({"server":"10.0.0.21:3306","role":"replica","in_rotation":true,)"
              R"("lag_seconds":0.007,"measured_unix_ms":1799999994000,"reading_age_seconds":6.000,)"
              R"("stale":true},)"
              R"({"server":"10.0.0.5:3306","role":"primary","in_rotation":true,)"
@@ -105,10 +105,10 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
              "connector_db_primary_reachable 1\n"
              "connector_db_primary_heartbeat_age_seconds 1.002\n");
   // The primary not read for 12 s (down): unreachable, its heartbeat's age no longer exposed,
-  // and /readyz no longer shows it in rotation on that reading.
+  // and /readyz marks that reading stale (reads still go by it until they fail).
   measure(*board, kServers[2], true, 1'002, kNow - 12'000);
   BOOST_TEST(
-      json(*board).ends_with(R"({"server":"10.0.0.5:3306","role":"primary","in_rotation":false,)"
+      json(*board).ends_with(R"({"server":"10.0.0.5:3306","role":"primary","in_rotation":true,)"
                              R"("heartbeat_age_seconds":1.002,"measured_unix_ms":1799999988000,)"
                              R"("reading_age_seconds":12.000,"stale":true}])"));
   // Exactly the bound: still fresh.
