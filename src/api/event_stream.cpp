@@ -1,5 +1,6 @@
 #include "api/event_stream.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "api/change_list.h"
@@ -44,15 +45,10 @@ void require_events(const Services& services) {
 namespace {
 
 bool asks_for_websocket(std::string_view upgrade) {
-  constexpr std::string_view kWebSocket = "websocket";
-  for (std::size_t i = 0; i + kWebSocket.size() <= upgrade.size(); ++i) {
-    bool same = true;
-    for (std::size_t j = 0; j < kWebSocket.size() && same; ++j) {
-      same = (upgrade[i + j] | 0x20) == kWebSocket[j];
-    }
-    if (same) return true;
-  }
-  return false;
+  constexpr std::string_view kWebSocket = "websocket";  // letters only: | 0x20 lowers them
+  const auto same_letter = [](char given, char lower) { return (given | 0x20) == lower; };
+  return std::search(upgrade.begin(), upgrade.end(), kWebSocket.begin(), kWebSocket.end(),
+                     same_letter) != upgrade.end();
 }
 
 }  // namespace
