@@ -69,6 +69,7 @@ install(TARGETS connector-worker connector-admin RUNTIME DESTINATION bin)
 install(FILES
   ${PROJECT_SOURCE_DIR}/systemd/connector-worker.socket
   ${PROJECT_SOURCE_DIR}/systemd/connector-worker.service
+  ${PROJECT_SOURCE_DIR}/systemd/connector-events.service
   DESTINATION ${CONNECTOR_SYSTEMD_UNIT_DIR}
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 
@@ -80,10 +81,15 @@ install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/connector.env
   DESTINATION ${CONNECTOR_SYSCONF_DIR}
   PERMISSIONS OWNER_READ OWNER_WRITE)
 
-# Every nginx file but the template the demo and the tests render.
+# Every nginx file but the template the demo and the tests render, and the events nginx's own
+# configuration, which its unit (connector-events.service) reads from /etc/connector.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/nginx/ DESTINATION ${CONNECTOR_SHARE_DIR}/nginx
   FILE_PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ
-  PATTERN "local.conf.in" EXCLUDE)
+  PATTERN "local.conf.in" EXCLUDE
+  PATTERN "connector-events-nginx.conf" EXCLUDE)
+install(FILES ${PROJECT_SOURCE_DIR}/nginx/connector-events-nginx.conf
+  DESTINATION ${CONNECTOR_SYSCONF_DIR}
+  PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 
 # The Prometheus alerting rules (docs/operations-fleet.md, monitoring).
 install(FILES ${PROJECT_SOURCE_DIR}/monitoring/connector.rules.yml
@@ -182,7 +188,8 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # reads it anyway: fcgi/request_screen.h).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libfcgi0ldbl (>= 2.4.2-2+deb12u1)")
 # Users bring their own nginx (and database); the package works with any of them. nchan holds
-# the subscribers of the optional events drop-in (nginx/connector-events*.conf, docs/events.md).
+# the subscribers of the optional live events, in an nginx of its own (connector-events.service,
+# nginx/connector-events-nginx.conf, docs/events.md); the API's nginx needs no module.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
     "nginx | nginx-light | nginx-full | nginx-extras, mariadb-client, libnginx-mod-nchan")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "mariadb-server")
@@ -193,6 +200,7 @@ set(CONNECTOR_DEBIAN_DIR ${CMAKE_CURRENT_BINARY_DIR}/package/debian)
 file(CONFIGURE OUTPUT ${CONNECTOR_DEBIAN_DIR}/conffiles CONTENT
 "${CONNECTOR_SYSCONF_DIR}/connector.conf
 ${CONNECTOR_SYSCONF_DIR}/connector.env
+${CONNECTOR_SYSCONF_DIR}/connector-events-nginx.conf
 ")
 foreach(script postinst prerm postrm)
   configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/${script} ${CONNECTOR_DEBIAN_DIR}/${script}

@@ -7,6 +7,7 @@
 #include "api/params.h"
 #include "api/record_reference.h"
 #include "http/api_error.h"
+#include "http/server_sent_event.h"
 #include "util/clock.h"
 
 namespace connector::api {
@@ -141,12 +142,9 @@ Answer stream_events(Services& services, std::span<const db::FeedChange> changes
   body = "retry: 3000\n";
   if (changes.empty()) body += ": again shortly\n\n";
   for (std::size_t i = 0; i < changes.size(); ++i) {
-    // The standard form of an event; the data is one line (RapidJSON escapes CR and LF).
-    body += "id: ";
-    body += std::to_string(changes[i].seq);
-    body += "\ndata: ";
-    body += records[i];
-    body += "\n\n";
+    // The bytes the publisher sent for it, and the blank line that ends an event.
+    body += http::server_sent_event(records[i], changes[i].seq);
+    body += '\n';
   }
   return Answer::kMissedEvents;
 }

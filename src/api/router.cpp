@@ -136,13 +136,14 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
     throw std::logic_error(std::string(endpoint.path) + ": an answer its description has not");
   }
   if (answer == Answer::kEventStream) {
+    // nginx keeps both across the hand-over: the events nginx's raw stream sends no type.
     outcome.cache_control = endpoint.cache.cache_control;
+    if (endpoint.body == EndpointSpec::Body::kEventStream) {
+      outcome.content_type = kEventStreamContentType;
+    }
     if (request.method == "HEAD") {
       // nchan answers no HEAD (the client would wait for the connection to close): the head
       // of what the GET is handed to, here, with no length (a stream has none).
-      if (endpoint.body == EndpointSpec::Body::kEventStream) {
-        outcome.content_type = kEventStreamContentType;
-      }
       outcome.sized = false;
       return;
     }

@@ -115,6 +115,10 @@ void NchanClient::publish_to_polls(const std::vector<std::string>& channels,
   publish("/publish/polls?channels=", joined(channels), body);
 }
 
+void NchanClient::publish_ping(std::string_view body) {
+  publish("/publish/ping?channel=", "ping", body);
+}
+
 std::uint64_t NchanClient::record_messages(const std::string& channel) {
   const auto answer = request("/publish/record?channel=" + query_value(channel), nullptr);
   if (answer.status == 404) return 0;  // no such channel: nothing published, or it expired

@@ -1,5 +1,5 @@
 #pragma once
-// Talks to nchan's publisher locations (nginx/connector-events.conf) over their private unix
+// Talks to nchan's publisher locations (nginx/connector-events-nginx.conf) over their private unix
 // socket, with libcurl (a kept connection, timeouts, HTTP done right; nothing hand-written):
 // publishes a message to a record's channel, or to several channels at once (a change's recent
 // and address channels, its long-poll channels), and asks how many messages a channel holds.
@@ -44,6 +44,8 @@ class NchanClient {
   void publish_to_recent(const std::vector<std::string>& channels, std::string_view body);
   // The long-poll channels of a change (domain::poll_channels), one message to all of them.
   void publish_to_polls(const std::vector<std::string>& channels, std::string_view body);
+  // The streams' keep-alive comment, to the "ping" channel every stream also reads.
+  void publish_ping(std::string_view body);
   // The messages the record channel holds now (0 also when nchan has no such channel).
   std::uint64_t record_messages(const std::string& channel);
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,7 @@
 #include "db/snapshot_refresher.h"
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
-#include "events/event_body.h"
+#include "http/server_sent_event.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -97,7 +98,9 @@ milliseconds EventPublisher::round() {
       util::log_warning(std::string("the event publisher waits: ") + e.what());
     }
   }
+  wake_polls();  // the changes whose cursor moved, even when the round failed after them
   if (!board_.publisher.held_by(pid_)) return every;  // lost mid-round: the new holder's now
+  ping_streams();
   board_.publisher.beat(util::monotonic_ms());
   save_cursor();
   return more ? milliseconds(0) : every;
@@ -216,7 +219,11 @@ bool EventPublisher::publish_changes() {
       log_unnameable(change);
     }
     board_.publisher.beat(util::monotonic_ms());
-    if (sent) wake_polls(*change.record);
+    if (sent) {
+      for (auto& channel : domain::poll_channels(*change.record)) {
+        polls_to_wake_.push_back(std::move(channel));
+      }
+    }
   }
   return changes.size() == kBatch && verdict.publish == changes.size();
 }
@@ -227,7 +234,7 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
   json::JsonWriter writer(buffer);
   api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
   const std::string_view json(buffer.GetString(), buffer.GetSize());
-  const auto event = event_body(json, seq);
+  const auto event = http::server_sent_event(json, seq);
   const auto to_record = [&] {
     nchan_->publish_to_record(domain::record_channel(record.hash), event);
   };
@@ -249,14 +256,46 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
          all;
 }
 
-// After the cursor moved past the change: a woken client asks the worker, which answers up
-// to the cursor. A wake-up lost (counted) costs its polls their 30 s, not the change.
-void EventPublisher::wake_polls(const domain::HistoryRecord& record) {
+// After the round's last move of the cursor: a woken client asks the worker, which answers up to
+// the cursor, so it gets the whole round's changes in one answer, and its next poll is held
+// before the next round publishes (woken after each change instead, a client that came back in
+// the middle of a round missed the wake-ups published while it was handed over, and waited a
+// round more). A wake-up lost (counted) costs its polls their 30 s, not the change.
+void EventPublisher::wake_polls() {
+  auto& channels = polls_to_wake_;
+  std::sort(channels.begin(), channels.end());
+  channels.erase(std::unique(channels.begin(), channels.end()), channels.end());
+  std::vector<std::string> some;
+  std::size_t bytes = 0;
+  const auto wake = [&] {
+    try {
+      taken(board_, [&] { nchan_->publish_to_polls(some, api::kNoChanges); });
+    } catch (const PublishError&) {
+      board_.publish_failures.fetch_add(1);
+    }
+    some.clear();
+    bytes = 0;
+  };
+  for (auto& channel : channels) {
+    if (!nchan_) break;
+    if (!some.empty() && bytes + 1 + channel.size() > kChannelListBytes) wake();
+    bytes += (some.empty() ? 0 : 1) + channel.size();
+    some.push_back(std::move(channel));
+  }
+  if (!some.empty()) wake();
+  channels.clear();
+}
+
+// Every kPingEvery, a comment to every open stream (the "ping" channel).
+void EventPublisher::ping_streams() {
+  const auto now = std::chrono::steady_clock::now();
+  if (!nchan_ || now - last_ping_ < kPingEvery) return;
+  last_ping_ = now;
   try {
-    taken(board_,
-          [&] { nchan_->publish_to_polls(domain::poll_channels(record), api::kNoChanges); });
-  } catch (const PublishError&) {
-    board_.publish_failures.fetch_add(1);
+    nchan_->publish_ping(http::kPingBody);
+  } catch (const std::exception&) {
+    // Not counted: a ping lost costs nothing (streams wait for the next, 25 s on), and what
+    // keeps nchan from taking one (unreachable, its memory full) fails the changes too.
   }
 }
 

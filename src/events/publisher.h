@@ -7,8 +7,9 @@
 // the node's read server, in seq order (events/feed_order.h for holes), renders each changed
 // record as /v1/history/hash does and publishes it on the record's channel, then on the
 // channels kept a moment for returning streams and its addresses' (domain/event_channels.h,
-// events/event_body.h), moves the cursor past it, then wakes its long-polls
-// (api/change_list.h). The
+// http/server_sent_event.h) and moves the cursor past it; at the end of the round it wakes the
+// long-polls of the round's changes (api/change_list.h), and every kPingEvery it sends the
+// streams a comment. The
 // cursor lives in the scoreboard, moved after each change and only by the holder (a
 // compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
 // in events_cursor_file, written at the end of each round that moved it, for a restart of the
@@ -29,6 +30,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "db/background_loop.h"
@@ -47,6 +50,12 @@ class EventPublisher {
   static constexpr std::chrono::milliseconds kLease{5000};
   static constexpr std::uint32_t kBatch = 500;                       // changes read per statement
   static constexpr std::chrono::milliseconds kPublishTimeout{1000};  // one request to nchan
+  // The longest channel list of one publish: nchan takes a channel id of at most 1024 bytes, the
+  // list included (about 15 long-poll channels).
+  static constexpr std::size_t kChannelListBytes = 1000;
+  // Well inside the read timeout of the API nginx's stream locations (60 s,
+  // nginx/connector-events.conf) and of balancers (nginx/connector-balancer.conf.example).
+  static constexpr std::chrono::seconds kPingEvery{25};
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
                  db::ReferenceCache& reference, metrics::EventsBoard& board);
@@ -73,7 +82,10 @@ class EventPublisher {
   // False when nchan refused a message of it for good (counted and passed over); throws when
   // one is worth retrying.
   bool publish(const domain::HistoryRecord& record, std::uint64_t seq, bool whole_change);
-  void wake_polls(const domain::HistoryRecord& record);
+  // The round's long-poll channels (polls_to_wake_), each once, in requests of at most
+  // kChannelListBytes of channel names.
+  void wake_polls();
+  void ping_streams();
   // Writes the cursor file when the cursor moved (each round, and at a clean stop).
   void save_cursor();
 
@@ -91,6 +103,8 @@ class EventPublisher {
   std::uint64_t saved_cursor_ = 0;
   std::uint64_t record_published_ = 0;  // the change last published to its record's channel
   bool behind_logged_ = false;
+  std::vector<std::string> polls_to_wake_;  // this round's, woken at its end
+  std::chrono::steady_clock::time_point last_ping_{};
   db::BackgroundLoop loop_;
 };
 

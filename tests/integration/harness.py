@@ -203,6 +203,7 @@ class Stack:
         # Fails the test during which a process of this stack crashed (tripwire.py).
         self.tripwire = Tripwire(f"stack {self.dir.name}")
         self.tripwire.watch(self.nginx_prefix / "error.log")
+        self.tripwire.watch(self.nginx_prefix / "events" / "error.log")
         self.tripwire.watch(self.worker_log)
         settings = {
             "listen": self.fcgi_socket, "listen_mode": "0666", "threads": threads,
@@ -490,6 +491,7 @@ class Stack:
             # Nothing of the stack is kept: no clean shutdowns to wait for (~3 s a stack).
             # nginx's fast shutdown (its master stops the workers); MariaDB is one process.
             _kill_from_pidfile(self.nginx_prefix / "nginx.pid", "nginx", signal.SIGTERM)
+            _kill_from_pidfile(self.nginx_prefix / "events" / "nginx.pid", "nginx", signal.SIGTERM)
             for directory in ([self.replica_dir] if self.replica else []) + [self.db_dir]:
                 _kill_from_pidfile(directory / "mysqld.pid", "mariadbd", signal.SIGKILL)
         crashes = self.tripwire.close()

@@ -328,9 +328,12 @@ class AddressEvents(unittest.TestCase):
             history_id, record_hash = new_record(source)
             expected = (newest_seq(history_id), by_hash(record_hash))
             for i in (0, 1):
-                read_until(i, rb"\rid: [0-9]+\n")
-                events = re.findall(rb"^data: (.*)\rid: ([0-9]+)$", outputs[i], re.M)
-                self.assertEqual([(seq.decode(), data) for data, seq in events], [expected])
+                read_until(i, rb"^data: .*\n\n")
+                # The body, split on LF only (as grep or a hand-written parser would): the
+                # event's id line, then its data line holding the JSON alone; nothing else but
+                # the keep-alive comment.
+                body = outputs[i].split(b"\r\n\r\n", 1)[1].replace(b": ping\n\n", b"")
+                self.assertEqual(body, f"id: {expected[0]}\ndata: ".encode() + expected[1] + b"\n\n")
         finally:
             for process in processes:
                 process.kill()
@@ -873,8 +876,8 @@ class Browser(unittest.TestCase):
 class TypedClientHelper(unittest.TestCase):
     """tools/client/events.mts, compiled strictly with the types of docs/openapi.yaml, follows a
     record by its stream (followEvents) and by long-polling (pollChanges): its state, then a
-    change; nginx reloads (every stream and poll closed, every buffer emptied), the helper
-    comes back after the seq it has and gets the next change, once."""
+    change; the events nginx reloads (every stream and poll closed, every buffer emptied), the
+    helper comes back after the seq it has and gets the next change, once."""
 
     @classmethod
     def setUpClass(cls):
@@ -919,7 +922,8 @@ class TypedClientHelper(unittest.TestCase):
             stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
             lines.append(next_line())
             seqs = [newest_seq(history_id)]
-            os.kill(int((stack.nginx_prefix / "nginx.pid").read_text()), signal.SIGHUP)
+            os.kill(int((stack.nginx_prefix / "events" / "nginx.pid").read_text()),
+                    signal.SIGHUP)
             time.sleep(2)  # the helper comes back, after the seq it has
             stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
             seqs.append(newest_seq(history_id))
@@ -977,7 +981,7 @@ class ReadmeExample(unittest.TestCase):
         try:
             # The record as it is first; then the README's statement, then its change.
             for expect in (1, 2):
-                while len(re.findall(rb"\rid: [0-9]+\n", output)) < expect:
+                while len(re.findall(rb"^data: .*\n\n", output, re.M)) < expect:
                     ready, _, _ = select.select([process.stdout], [], [], 30)
                     self.assertTrue(ready, f"event {expect} not within 30 s: {output!r}")
                     output += os.read(process.stdout.fileno(), 65536)
@@ -988,10 +992,15 @@ class ReadmeExample(unittest.TestCase):
             process.kill()
             process.wait()
             process.stdout.close()
-        events = re.findall(rb"^data: (.*)\rid: ([0-9]+)$", output, re.M)
+        # Split on LF only, the stream is events of exactly two lines, the id and the JSON
+        # (and the keep-alive comment, any time).
+        events = re.findall(rb"id: ([0-9]+)\ndata: (.*)\n\n",
+                            output.replace(b": ping\n\n", b""))
+        self.assertEqual(b"".join(b"id: %s\ndata: %s\n\n" % event for event in events),
+                         output.replace(b": ping\n\n", b""))
         self.assertEqual(len(events), 2, output)
-        self.assertIn(b'"status":"Pending"', events[0][0])
-        self.assertEqual((events[1][1].decode(), events[1][0]), changed)
+        self.assertIn(b'"status":"Pending"', events[0][1])
+        self.assertEqual((events[1][0].decode(), events[1][1]), changed)
         self.assertIn(b'"status":"Confirmed"', changed[1])
 
     def test_the_readme_long_poll_waits_for_the_change(self):

@@ -1,6 +1,6 @@
 // The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
-// message body (events/event_body.h), the channel names (domain/event_channels.h), what nchan's
-// status for a publish means (events/publish_verdict.h), the cursor file
+// message body (http/server_sent_event.h), the channel names (domain/event_channels.h), what
+// nchan's status for a publish means (events/publish_verdict.h), the cursor file
 // (events/cursor_file.h), the lease (metrics/lease.h), the snapshot requests
 // (metrics/events_board.h) and the publisher's budget for them (events/snapshot_budget.h).
 #define BOOST_TEST_MODULE events
@@ -18,11 +18,11 @@
 
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
-#include "events/event_body.h"
 #include "events/feed_order.h"
 #include "events/nchan_info.h"
 #include "events/publish_verdict.h"
 #include "events/snapshot_budget.h"
+#include "http/server_sent_event.h"
 #include "metrics/events_board.h"
 #include "metrics/lease.h"
 
@@ -65,10 +65,10 @@ BOOST_AUTO_TEST_CASE(a_hole_open_for_the_wait_is_passed_over) {
   BOOST_TEST(order.publishable(15, Seqs{17}, kT0 + milliseconds(4000)).publish == 1u);
 }
 
-BOOST_AUTO_TEST_CASE(the_body_is_the_json_then_a_lone_cr_and_the_id) {
-  BOOST_TEST(events::event_body(R"({"a":"b"})", 42) == "{\"a\":\"b\"}\rid: 42");
-  BOOST_CHECK_THROW(events::event_body("{\n}", 1), std::invalid_argument);
-  BOOST_CHECK_THROW(events::event_body("{\r}", 1), std::invalid_argument);
+BOOST_AUTO_TEST_CASE(an_event_is_its_id_line_then_its_data_line) {
+  BOOST_TEST(http::server_sent_event(R"({"a":"b"})", 42) == "id: 42\ndata: {\"a\":\"b\"}\n");
+  BOOST_CHECK_THROW(http::server_sent_event("{\n}", 1), std::invalid_argument);
+  BOOST_CHECK_THROW(http::server_sent_event("{\r}", 1), std::invalid_argument);
 }
 
 BOOST_AUTO_TEST_CASE(channels_are_lower_case_and_each_address_once) {
