@@ -10,6 +10,7 @@ import collections
 import hashlib
 import http.client
 import json
+import os
 import re
 import signal
 import socket
@@ -254,6 +255,32 @@ class EventsNginxKilled(unittest.TestCase):
         self.assertEqual([e[0] for e in by_address.events],
                          [s for s in expected_address if int(s) > int(expected_record[0])])
         self.assertEqual((record.malformed, by_address.malformed), ([], []))
+
+
+class ApiNginxReloaded(unittest.TestCase):
+    def test_old_workers_close_held_streams_and_the_streams_come_back(self):
+        """A reload of the API's nginx (what an operator does for a certificate): its old
+        workers would hold the streams for ever (pings keep them open); worker_shutdown_timeout
+        (connector-events-main.conf, 10 s) closes them, and the stream comes back, missing
+        nothing."""
+        record_id, record_hash = new_record(4)
+        published(seqs_of(record_id)[-1])
+        follower = Follower(f"/v1/history/hash/events?hash={record_hash}")
+        try:
+            await_true(lambda: follower.events, what="the record's state")
+            master = stack.nginx_pid()
+            with open(f"/proc/{master}/task/{master}/children") as children:
+                old = [int(pid) for pid in children.read().split()]
+            os.kill(master, signal.SIGHUP)
+            await_true(lambda: not any(_alive(pid) for pid in old), seconds=30,
+                       what="the old workers gone")
+            await_true(lambda: follower.answers >= 1, what="the stream cut")
+            stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {record_id}")
+            expected = seqs_of(record_id)[-2:]
+            await_true(lambda: [e[0] for e in follower.events] == expected,
+                       what=f"the change after the reload ({follower.events})")
+        finally:
+            follower.stop()
 
 
 if __name__ == "__main__":
