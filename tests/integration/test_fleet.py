@@ -357,7 +357,7 @@ class EventStream:
         await_true(lambda: self.opened, what=f"the stream on {url}")
 
     def _read(self):
-        buffer = b""
+        received, body = b"", b""
         while True:
             try:
                 chunk = self.sock.recv(65536)
@@ -365,11 +365,22 @@ class EventStream:
                 return
             if not chunk:
                 return
-            buffer += chunk
-            self.opened = self.opened or b"\r\n\r\n" in buffer
-            for data, seq in re.findall(rb"^data: (.*)\rid: ([0-9]+)\n", buffer, re.M):
+            received += chunk
+            if not self.opened:
+                if b"\r\n\r\n" not in received:
+                    continue
+                self.opened = True
+                received = received.split(b"\r\n\r\n", 1)[1]
+            # The body comes chunked (the node's nginx proxies the events nginx's stream).
+            while (end := received.find(b"\r\n")) >= 0:
+                size = int(received[:end].split(b";")[0], 16)
+                if len(received) < end + 2 + size + 2:
+                    break
+                body += received[end + 2:end + 2 + size]
+                received = received[end + 2 + size + 2:]
+            for seq, data in re.findall(rb"id: ([0-9]+)\ndata: (.*)\n\n", body):
                 self.events.append((seq.decode(), data))
-            buffer = buffer[buffer.rfind(b"\n") + 1:]
+            body = body[body.rfind(b"\n\n") + 2:] if b"\n\n" in body else body
 
     def close(self):
         # shutdown() first: close() alone leaves the connection open while the reading thread

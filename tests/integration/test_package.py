@@ -68,6 +68,8 @@ def expected_layout():
         "usr/bin/connector-admin": None,
         "lib/systemd/system/connector-worker.socket": REPO / "systemd/connector-worker.socket",
         "lib/systemd/system/connector-worker.service": REPO / "systemd/connector-worker.service",
+        "lib/systemd/system/connector-events.service": REPO / "systemd/connector-events.service",
+        "etc/connector/connector-events-nginx.conf": REPO / "nginx/connector-events-nginx.conf",
         "etc/connector/connector.conf": REPO / "fcgi/connector.conf.example",
         "etc/connector/connector.env": REPO / "cmake/debian/connector.env",
         f"{DOC}/README.md": REPO / "README.md",
@@ -76,7 +78,9 @@ def expected_layout():
         f"{SHARE}/admin.conf.example": REPO / "src/admin/admin.conf.example",
         f"{SHARE}/monitoring/connector.rules.yml": REPO / "monitoring/connector.rules.yml",
     }
-    for name in repo_files("nginx", lambda p: p.name != "local.conf.in"):
+    # The events nginx's own configuration is in /etc/connector only (its unit reads it there).
+    for name in repo_files("nginx", lambda p: p.name not in ("local.conf.in",
+                                                             "connector-events-nginx.conf")):
         files[f"{SHARE}/nginx/{name}"] = REPO / "nginx" / name
     for name in repo_files("sql"):
         files[f"{SHARE}/sql/{name}"] = REPO / "sql" / name
@@ -100,7 +104,7 @@ class PackageArchive(unittest.TestCase):
         self.assertTrue(field("Description").startswith("UNIT connector query service"))
         recommends = relation_names(field("Recommends"))
         self.assertIn("nginx", recommends)
-        self.assertIn("libnginx-mod-nchan", recommends)  # the events drop-in's
+        self.assertIn("libnginx-mod-nchan", recommends)  # the events nginx's
         depends = relation_names(field("Depends"))
         self.assertIn("adduser", depends)  # postinst runs it
         # Users bring their own nginx and database: recommended, never required.
@@ -172,7 +176,8 @@ class PackageArchive(unittest.TestCase):
         self.assertEqual(sorted(p.name for p in control.iterdir()),
                          ["conffiles", "control", "md5sums", "postinst", "postrm", "prerm"])
         self.assertEqual((control / "conffiles").read_text().split(),
-                         ["/etc/connector/connector.conf", "/etc/connector/connector.env"])
+                         ["/etc/connector/connector.conf", "/etc/connector/connector.env",
+                          "/etc/connector/connector-events-nginx.conf"])
         for script in ("postinst", "prerm", "postrm"):
             path = control / script
             self.assertTrue(os.access(path, os.X_OK), script)
@@ -311,7 +316,8 @@ class InstallInThrowawayRoot(unittest.TestCase):
             "/etc/connector/connector.conf:640:root:connector",
             "/etc/connector/connector.env:600:root:root"])
         self.assertEqual(report["conffiles"].split(),
-                         ["/etc/connector/connector.conf", "/etc/connector/connector.env"])
+                         ["/etc/connector/connector.conf", "/etc/connector/connector.env",
+                          "/etc/connector/connector-events-nginx.conf"])
         self.assertEqual(report["check_as_connector"], "listen=/run/connector/fcgi.sock")
         self.assertEqual(report["www_data_reads"], "no")
         self.assertEqual(report["verify"].strip(), "rc=0",

@@ -43,6 +43,7 @@ from harness import BUILD_DIR, LOAD_FROM_ONE_CLIENT, REPO, SANITIZER_MARKERS, St
 UNITS = REPO / "systemd"
 SOCKET_UNIT = UNITS / "connector-worker.socket"
 SERVICE_UNIT = UNITS / "connector-worker.service"
+EVENTS_UNIT = UNITS / "connector-events.service"
 EXAMPLE_CONFIG = REPO / "fcgi" / "connector.conf.example"
 INSTALLED_WORKER = "/usr/bin/connector-worker"
 INSTALLED_CONFIG = "/etc/connector/connector.conf"
@@ -128,11 +129,12 @@ def clean_env(extra=None):
 
 def make_verify_root(base):
     """A root directory for `systemd-analyze verify --root`: our units unchanged, the worker at
-    the path of ExecStart, /bin/kill, and the host's targets (the default dependencies)."""
+    the path of ExecStart, /bin/kill, nginx and /bin/rm (connector-events.service), and the
+    host's targets (the default dependencies)."""
     root = Path(base) / "root"
     units = root / "lib/systemd/system"
     units.mkdir(parents=True)
-    for unit in (SOCKET_UNIT, SERVICE_UNIT):
+    for unit in (SOCKET_UNIT, SERVICE_UNIT, EVENTS_UNIT):
         shutil.copyfile(unit, units / unit.name)
     for target in Path("/lib/systemd/system").glob("*.target"):
         if target.is_file():
@@ -141,6 +143,9 @@ def make_verify_root(base):
     shutil.copy2(WORKER, root / INSTALLED_WORKER.lstrip("/"))
     (root / "bin").mkdir(exist_ok=True)
     shutil.copy2(os.path.realpath("/bin/kill"), root / "bin/kill")
+    shutil.copy2(os.path.realpath("/bin/rm"), root / "bin/rm")  # connector-events.service's
+    (root / "usr/sbin").mkdir(parents=True)
+    shutil.copy2(os.path.realpath("/usr/sbin/nginx"), root / "usr/sbin/nginx")
     return root
 
 
@@ -170,14 +175,15 @@ class CheckConfig(unittest.TestCase):
 class UnitFiles(unittest.TestCase):
     def verify(self, root):
         result = subprocess.run(
-            ["systemd-analyze", "verify", f"--root={root}", SOCKET_UNIT.name, SERVICE_UNIT.name],
+            ["systemd-analyze", "verify", f"--root={root}", SOCKET_UNIT.name, SERVICE_UNIT.name,
+             EVENTS_UNIT.name],
             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         return result.returncode, (result.stdout + result.stderr).strip()
 
     def test_units_pass_systemd_analyze_verify(self):
         with tempfile.TemporaryDirectory() as tmp:
             root = make_verify_root(tmp)
-            for unit in (SOCKET_UNIT, SERVICE_UNIT):  # what is verified is what ships
+            for unit in (SOCKET_UNIT, SERVICE_UNIT, EVENTS_UNIT):  # what is verified ships
                 self.assertEqual((root / "lib/systemd/system" / unit.name).read_bytes(),
                                  unit.read_bytes())
             code, output = self.verify(root)
