@@ -170,12 +170,15 @@ class Fleet:
         return worker, nginx
 
     def kill_node(self, node):
-        """SIGKILL to the node's nginx and its workers, every process of each (nginx first: a
-        node whose nginx is gone refuses connections, which the front passes over)."""
+        """SIGKILL to the node's nginx, its events nginx and its workers, every process of each
+        (nginx first: a node whose nginx is gone refuses connections, which the front passes
+        over)."""
         worker, nginx = self.node_pids(node)
+        events = int((Path(node["dir"]) / "nginx" / "events" / "nginx.pid").read_text())
         os.killpg(nginx, signal.SIGKILL)
+        os.killpg(events, signal.SIGKILL)
         os.killpg(worker, signal.SIGKILL)
-        await_true(lambda: not alive(nginx) and not alive(worker), seconds=10)
+        await_true(lambda: not any(alive(pid) for pid in (nginx, events, worker)), seconds=10)
 
     def current_state(self):
         """state.json as scripts/fleet-node last wrote it."""
