@@ -257,6 +257,43 @@ class EventsNginxKilled(unittest.TestCase):
         self.assertEqual((record.malformed, by_address.malformed), ([], []))
 
 
+class EventsNginxHung(unittest.TestCase):
+    def test_the_api_answers_while_it_is_stopped_and_streams_resume(self):
+        """The events nginx stopped (SIGSTOP: a hung process) while streams are held and the
+        API is under load: every API request is answered; once it runs again, the held stream
+        gets the change made meanwhile."""
+        record_id, record_hash = new_record(4)
+        published(seqs_of(record_id)[-1])
+        follower = Follower(f"/v1/history/hash/events?hash={record_hash}")
+        load = None
+        master = events_master()
+        with open(f"/proc/{master}/task/{master}/children") as children:
+            processes = [master, *(int(pid) for pid in children.read().split())]
+        try:
+            await_true(lambda: follower.events, what="the record's state")
+            load = ApiLoad()
+            for pid in processes:
+                os.kill(pid, signal.SIGSTOP)
+            stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {record_id}")
+            time.sleep(3)
+            api = load.stop()
+            load = None
+            for pid in processes:
+                os.kill(pid, signal.SIGCONT)
+            await_true(lambda: [e[0] for e in follower.events][-1:] == seqs_of(record_id)[-1:],
+                       seconds=30, what=f"the change after the resume ({follower.events})")
+        finally:
+            for pid in processes:
+                os.kill(pid, signal.SIGCONT)
+            if load is not None:
+                load.stop()
+            follower.stop()
+        self.assertEqual(set(api), {200}, api)
+        self.assertGreater(api[200], 20)
+        self.assertEqual(json.loads(follower.events[-1][1])["status"], "Pending")
+        self.assertEqual([e[0] for e in follower.events], seqs_of(record_id)[-2:])
+
+
 class ApiNginxReloaded(unittest.TestCase):
     def test_old_workers_close_held_streams_and_the_streams_come_back(self):
         """A reload of the API's nginx (what an operator does for a certificate): its old
