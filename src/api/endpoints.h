@@ -67,8 +67,8 @@ enum class Answer : std::uint8_t {
   // follow Cache-Control).
   kNotFrontCached,
   // No body: nginx hands the connection to the subscriber location Services::event_stream
-  // names (X-Accel-Redirect), where nchan holds it (nginx/connector-events.conf): an event
-  // stream, or a long-poll.
+  // names (X-Accel-Redirect), which passes it to the events nginx, where nchan holds it
+  // (nginx/connector-events.conf): an event stream, or a long-poll.
   kEventStream,
   // A subscriber that came back after an id (Last-Event-ID) and missed changes: they are the
   // body (Services::missed_events, text/event-stream, never cached), and the stream ends;

@@ -56,8 +56,8 @@ bool asks_for_websocket(std::string_view upgrade) {
 
 void require_stream(const Services& services) {
   require_events(services);
-  // nchan takes a request for a WebSocket (Upgrade: websocket, any case) for itself; any
-  // other upgrade (curl's h2c over plain HTTP) nginx ignores, and so does nchan.
+  // A WebSocket (Upgrade: websocket, any case) is not served here; any other upgrade (curl's
+  // h2c over plain HTTP) nginx ignores.
   if (asks_for_websocket(services.upgrade)) {
     throw http::invalid_parameter("Upgrade",
                                   "This path is a server-sent event stream: it takes no Upgrade "

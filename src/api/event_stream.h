@@ -25,11 +25,9 @@ inline constexpr std::uint32_t kMissedEventsPerAnswer = 100;
 // Throws a 404 when this worker serves no events (events_publisher empty).
 void require_events(const Services& services);
 
-// require_events for an event stream, and then what nchan (1.3.6) would refuse, refused here
-// first as the API's JSON errors, before any snapshot is asked for or anything is handed over
-// (nchan answers both with a bare 403): a request with an Upgrade header (nchan takes a
-// WebSocket's for its own) is a 400, and one whose Accept does not hold "text/event-stream"
-// (nchan's test: that substring, in that case) a 406.
+// require_events for an event stream, and then what it cannot serve, refused as the API's JSON
+// errors before any snapshot is asked for or anything is handed over: a request for a WebSocket
+// (an Upgrade header) is a 400, and one whose Accept does not hold "text/event-stream" a 406.
 void require_stream(const Services& services);
 
 // The record a hash names; a 404 when none does.

@@ -167,10 +167,11 @@ const Key kKeys[] = {
      .group = kEvents,
      .example = "/run/connector-events/publish.sock",
      .reload = "restart",
-     .brief = "nginx's nchan publisher socket (nginx/connector-events.conf): one process of the "
-              "pool publishes each change of history there, and the event streams and "
-              "long-polls of /v1/history and /v1/history/hash are served; empty: no events "
-              "(those paths answer 404)"},
+     .brief =
+         "the events nginx's publisher socket (nginx/connector-events-nginx.conf): one "
+         "process of the pool publishes each change of history there, and the event streams and "
+         "long-polls of /v1/history and /v1/history/hash are served; empty: no events "
+         "(those paths answer 404)"},
     {.name = "events_poll_ms",
      .field = &W::events_poll_ms,
      .min = 20,
