@@ -105,11 +105,22 @@ printf 'access_log=%s\n' "$(grep 'GET /v1/networks ' /var/log/nginx/connector.ac
 printf 'worker_log_networks=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"/v1/networks"')"
 printf 'worker_log_probes=%s\n' "$(journalctl -u connector-worker.service | grep -c '"endpoint":"ops"')"
 # Events (docs/events.md's install, run after the guide): a stream gets the record's state, and
-# a long-poll held by nchan (through the publisher's socket, which nginx's workers reach by the
-# group connector-events) answers when the record changes.
+# a long-poll held by the events nginx (connector-events.service, through its subscriber socket,
+# which the API nginx's workers reach by the group connector-events) answers when the record
+# changes.
 hash=$(mariadb -N -e "SELECT hash FROM connector.history WHERE status <> 'Confirmed' ORDER BY id LIMIT 1")
 curl -s -N --max-time 4 -H 'Accept: text/event-stream' -o /tmp/stream "http://127.0.0.1:8080/v1/history/hash/events?hash=$hash"
 printf 'stream_events=%s\n' "$(grep -c "^data: {.*\"hash\":\"$hash\"" /tmp/stream)"
+# The stream's lines, each data line cut after "data: {" and each line ended by "|": the event is
+# an id line, a data line, a blank line (a ping comment may come too); no CR anywhere.
+printf 'stream_lines=%s\n' "$(sed 's/^data: {.*/data: {/' /tmp/stream | tr '\n' '|')"
+printf 'stream_crs=%s\n' "$(tr -cd '\r' </tmp/stream | wc -c)"
+# nchan in the events nginx only: not in the API nginx's configuration, nor mapped in its running
+# master; mapped in the events nginx's.
+mapped() { grep -q ngx_nchan_module "/proc/$(cat "$1")/maps" && echo mapped || echo none; }
+printf 'api_nginx_nchan=%s %s\n' "$(nginx -T 2>/dev/null | grep -c ngx_nchan_module)" \
+  "$(mapped /run/nginx.pid)"
+printf 'events_nginx_nchan=%s\n' "$(mapped /run/connector-events/nginx.pid)"
 get "/v1/history/hash/changes?hash=$hash" >/dev/null
 after=$(sed -n 's/.*"after":"\([0-9]*\)".*/\1/p' /tmp/body)
 curl -s --max-time 40 -o /tmp/poll -w '%{http_code}' "http://127.0.0.1:8080/v1/history/hash/changes?hash=$hash&after=$after" >/tmp/poll_status &
@@ -120,6 +131,17 @@ wait $poll
 printf 'poll=%s %s\n' "$(cat /tmp/poll_status)" "$(cat /tmp/poll)"
 # Asked again from the same point: the change itself, from the feed.
 printf 'poll_again=%s\n' "$(get "/v1/history/hash/changes?hash=$hash&after=$after") $(cat /tmp/body)"
+latest=$(sed -n 's/.*"after":"\([0-9]*\)".*/\1/p' /tmp/body)
+# The events nginx stopped: the event paths are the API's JSON 503, the API answers as before;
+# started again, a stream gets the record's state again (from the publisher: its buffers are new).
+systemctl stop connector-events.service
+stream() { curl -s -N --max-time 4 -H 'Accept: text/event-stream' -o /tmp/stream -w '%{http_code}' "http://127.0.0.1:8080/v1/history/hash/events?hash=$hash"; }
+printf 'events_down_stream=%s %s\n' "$(stream)" "$(cat /tmp/stream)"
+printf 'events_down_poll=%s\n' "$(get "/v1/history/hash/changes?hash=$hash&after=$latest")"
+printf 'events_down_networks=%s\n' "$(get /v1/networks)"
+systemctl start connector-events.service
+printf 'events_again=%s %s\n' "$(stream)" "$(grep -c '"status":"Confirmed"' /tmp/stream)"
+printf 'events_log=%s\n' "$(journalctl -u connector-events.service | grep -c '\[emerg\]\|\[alert\]')"
 printf 'events_cursor=%s\n' "$(stat -c '%U %a' /var/lib/connector/events-cursor 2>&1)"
 printf 'nginx_reads_config=%s\n' "$(runuser -u www-data -- cat /etc/connector/connector.conf >/dev/null 2>&1 && echo yes || echo no)"
 # The guide's warning, checked as it says: the API's snippet inside Debian's default site fails
@@ -130,9 +152,11 @@ printf 'in_default_site=%s\n' "$(nginx -t 2>&1 | grep -o 'duplicate location "/"
 cp /tmp/default-site /etc/nginx/sites-available/default
 # The package's prerm stops the units only where systemd runs (/run/systemd/system), as on a
 # real host: the stand-in stops them here instead, so no process of the user outlives the purge.
-systemctl stop connector-worker.service connector-worker.socket
+systemctl stop connector-worker.service connector-worker.socket connector-events.service
 dpkg --purge unit-connector >/tmp/purge.log 2>&1
 printf 'purge=%s\n' "$(tr '\n' ' ' </tmp/purge.log)"
+printf 'events_after_purge=%s %s\n' "$(ps -eo args | grep -c '^nginx: master process .*/etc/connector/')" \
+  "$(ls /etc/connector/connector-events-nginx.conf /lib/systemd/system/connector-events.service 2>/dev/null | wc -l)"
 """
 
 # After the purge: the guide's removal of what it leaves, in a subshell that stops at the first
@@ -145,7 +169,7 @@ printf 'removal=%s %s\n' "$?" "$(tr '\n' ' ' </tmp/removal.log)"
 printf 'database_after_removal=%s\n' "$(mariadb -N -e "SHOW DATABASES LIKE 'connector'" 2>&1)"
 printf 'accounts_after_removal=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM mysql.user WHERE user IN ('connector_reader', 'connector_writer')" 2>&1)"
 printf 'user_after_removal=%s\n' "$(getent passwd connector | cut -d: -f1)"
-printf 'groups_after_removal=%s\n' "$(getent group connector connector-fcgi | cut -d: -f1 | tr '\n' ' ')"
+printf 'groups_after_removal=%s\n' "$(getent group connector connector-fcgi connector-events | cut -d: -f1 | tr '\n' ' ')"
 """
 
 
@@ -211,8 +235,17 @@ class GuideRunsVerbatim(unittest.TestCase):
         self.assertEqual(self.value("service_status"), 'Status: "serving"')
 
     def test_events_installed_as_documented_hold_a_stream_and_a_long_poll(self):
-        self.assertEqual(len(events_blocks()), 4)
+        self.assertEqual(len(events_blocks()), 5)
+        for block, command in zip(events_blocks(), ["libnginx-mod-nchan", "tmpfiles",
+                                                    "connector-events-proxy.conf",
+                                                    "connector-events.service",
+                                                    "events_publisher"]):
+            self.assertIn(command, block)
         self.assertEqual(self.value("stream_events"), "1", self.output)
+        # One event, two clean lines and the blank one, LF only (a ping comment may come too).
+        self.assertRegex(self.value("stream_lines").replace(": ping||", ""),
+                         r"^id: [1-9][0-9]*\|data: \{\|\|$")
+        self.assertEqual(self.value("stream_crs"), "0")
         status, body = self.value("poll").split(" ", 1)
         self.assertEqual(status, "200", self.output)
         # The wake-up (the change came while nchan held the poll), or the change itself (it
@@ -224,8 +257,24 @@ class GuideRunsVerbatim(unittest.TestCase):
         self.assertEqual([change["record"]["status"] for change in json.loads(body)["changes"]],
                          ["Confirmed"])
         self.assertEqual(self.value("events_cursor"), "connector 600")
-        # nginx reaches the publisher's socket without the group that reads the password.
+        # nginx reaches the events' sockets without the group that reads the password.
         self.assertEqual(self.value("nginx_reads_config"), "no")
+
+    def test_nchan_runs_in_the_events_nginx_only(self):
+        # Neither in the API nginx's configuration (Debian's module link removed) nor mapped in
+        # its running master; mapped in the events nginx's.
+        self.assertEqual(self.value("api_nginx_nchan"), "0 none", self.output)
+        self.assertEqual(self.value("events_nginx_nchan"), "mapped", self.output)
+
+    def test_the_events_nginx_stopped_is_a_503_on_the_event_paths_only(self):
+        status, body = self.value("events_down_stream").split(" ", 1)
+        self.assertEqual(status, "503", self.output)
+        self.assertEqual(json.loads(body)["error"]["code"], "unavailable")
+        self.assertEqual(self.value("events_down_poll"), "503", self.output)
+        self.assertEqual(self.value("events_down_networks"), "200", self.output)
+        # Started again: a stream gets the record's state (Confirmed by then).
+        self.assertEqual(self.value("events_again"), "200 1", self.output)
+        self.assertEqual(self.value("events_log"), "0", self.output)
 
     def test_the_snippet_in_debians_default_site_fails_as_the_guide_says(self):
         self.assertEqual(self.value("in_default_site"), 'duplicate location "/"')
@@ -265,6 +314,13 @@ class GuideRunsVerbatim(unittest.TestCase):
                      "/var/cache/nginx-connector", "/var/log/nginx/connector.access.log"):
             self.assertIn(path, purge)
         self.assertIn("also left: the database and its accounts", purge)
+        for path in ("/etc/nginx/conf.d/connector-events-http.conf",
+                     "/etc/nginx/snippets/connector-events.conf",
+                     "/etc/nginx/snippets/connector-events-proxy.conf"):
+            self.assertIn(path, purge)
+        # The events nginx stopped before the purge (the package's prerm does it where systemd
+        # runs), its configuration and unit gone with the package.
+        self.assertEqual(self.value("events_after_purge"), "0 0", self.output)
 
     def test_the_guides_removal_of_what_purge_leaves_removes_it(self):
         self.assertEqual(len(removal_blocks()), 1)
