@@ -114,7 +114,7 @@ class HeldConnectionCap(unittest.TestCase):
     """Finding 4: at 64 worker connections, 116 streams from 9 clients made further hand-overs
     nginx's 500s (worker_connections are not enough). Now the node holds at most its cap
     (NGINX_CONNECTOR_EVENTS_HELD, set here to fit 64 connections as docs/events.md sizes it:
-    3 x 12 + the API's), refuses the rest with the API's 429 before the worker queues anything
+    2 x 12 + the API's), refuses the rest with the API's 429 before the worker queues anything
     for them, and the API answers throughout."""
 
     CAP = 12
@@ -198,9 +198,9 @@ class HeldConnectionCap(unittest.TestCase):
             return status == 200
         await_true(one_more, what="a stream once the others closed")
 
-    def test_long_polls_hold_three_connections_each_within_the_sizing(self):
-        """12 waiting long-polls are 36 of an nginx worker's 64 connections (the client's, the
-        proxy's, the private server's): the cap holds them all, refuses the next, and nginx
+    def test_long_polls_hold_two_connections_each_within_the_sizing(self):
+        """12 waiting long-polls are 24 of an nginx worker's 64 connections (the client's, and
+        the proxy's to the events nginx): the cap holds them all, refuses the next, and nginx
         never runs out of connections (the tripwire fails on its alert)."""
         stack = self.stack
         record_hash = stack.sql("SELECT hash FROM history ORDER BY id LIMIT 1 OFFSET 1")[0][0]

@@ -121,6 +121,8 @@ mapped() { grep -q ngx_nchan_module "/proc/$(cat "$1")/maps" && echo mapped || e
 printf 'api_nginx_nchan=%s %s\n' "$(nginx -T 2>/dev/null | grep -c ngx_nchan_module)" \
   "$(mapped /run/nginx.pid)"
 printf 'events_nginx_nchan=%s\n' "$(mapped /run/connector-events/nginx.pid)"
+# The API nginx's old workers close held streams 10 s after a reload (connector-events-main.conf).
+printf 'api_shutdown_timeout=%s\n' "$(nginx -T 2>/dev/null | grep -x 'worker_shutdown_timeout 10s;')"
 get "/v1/history/hash/changes?hash=$hash" >/dev/null
 after=$(sed -n 's/.*"after":"\([0-9]*\)".*/\1/p' /tmp/body)
 curl -s --max-time 40 -o /tmp/poll -w '%{http_code}' "http://127.0.0.1:8080/v1/history/hash/changes?hash=$hash&after=$after" >/tmp/poll_status &
@@ -265,6 +267,8 @@ class GuideRunsVerbatim(unittest.TestCase):
         # its running master; mapped in the events nginx's.
         self.assertEqual(self.value("api_nginx_nchan"), "0 none", self.output)
         self.assertEqual(self.value("events_nginx_nchan"), "mapped", self.output)
+        self.assertEqual(self.value("api_shutdown_timeout"), "worker_shutdown_timeout 10s;",
+                         self.output)
 
     def test_the_events_nginx_stopped_is_a_503_on_the_event_paths_only(self):
         status, body = self.value("events_down_stream").split(" ", 1)
