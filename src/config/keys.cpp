@@ -165,7 +165,7 @@ const Key kKeys[] = {
     {.name = "events_publisher",
      .field = &W::events_publisher,
      .group = kEvents,
-     .example = "/run/connector-events/publish.sock",
+     .example = "/run/connector-events-publish/publish.sock",
      .reload = "restart",
      .brief =
          "the events nginx's publisher socket (nginx/connector-events-nginx.conf): one "

@@ -223,7 +223,7 @@ class Stack:
         if replica:
             settings["db_replicas"] = f"unix:{self.replica_socket}"
         if events:
-            settings["events_publisher"] = self.nginx_prefix / "events" / "publish.sock"
+            settings["events_publisher"] = self.nginx_prefix / "events" / "publish" / "publish.sock"
             settings["events_cursor_file"] = self.dir / "events-cursor"
         settings.update(config or {})
         self.settings = settings
