@@ -117,6 +117,8 @@ Answer resume_stream(Services& services, const Followed& followed, std::uint64_t
   const auto missed = changes_after(services, followed, after);
   if (!missed) return stream_events(services, {});  // the client comes back shortly
   if (!missed->empty()) return stream_events(services, *missed);
+  // What it had may still be among the channel's recent messages: it would get it again.
+  if (after > services.events->settled_cursor.load()) return stream_events(services, {});
   // The channel keeps what was published after our read of the cursor only a moment: a slow
   // answer might reach nchan after it is gone, so the client comes back instead.
   if (std::chrono::steady_clock::now() - started > kHandOverWithin) {
@@ -166,9 +168,12 @@ std::uint64_t poll_point(Services& services) {
 }
 
 Answer event_stream(Services& services, std::string_view kind, const std::string& channel) {
+  // Not the database, but the same answer: come back shortly (metrics/events_board.h).
   if (services.events->store_full_until_ms.load() > util::monotonic_ms()) {
-    // Not the database, but the same answer: come back shortly (metrics/events_board.h).
     throw db::DatabaseUnavailable("nchan's shared memory is full: no subscriber handed over");
+  }
+  if (!services.events->events_nginx_answers.load()) {
+    throw db::DatabaseUnavailable("the events nginx does not answer: no subscriber handed over");
   }
   services.event_stream = "/connector-events/";
   services.event_stream += kind;

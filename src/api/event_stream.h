@@ -74,12 +74,13 @@ Answer change_list(Services& services, std::span<const db::FeedChange> changes,
 std::uint64_t poll_point(Services& services);
 
 // The longest a returning stream's answer may take, from the read of the cursor, and still be
-// handed to the channel's recent messages (kept 2 s: nginx/connector-events-http.conf).
+// handed to the channel's recent messages (kept 2 s: nginx/connector-events-nginx.conf).
 inline constexpr std::chrono::milliseconds kHandOverWithin{1000};
 
 // A stream that came back after `after` (Last-Event-ID): the changes it missed; none, the
 // hand-over to `kind` (its channel's recent messages, then those to come); not answerable yet,
-// or answered too slowly for that, an empty stream (the client comes back).
+// answered too slowly for that, or `after` so recent that the channel may still hold it
+// (metrics::EventsBoard::settled_cursor), an empty stream (the client comes back).
 Answer resume_stream(Services& services, const Followed& followed, std::uint64_t after,
                      std::string_view kind, const std::string& channel);
 

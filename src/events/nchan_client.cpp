@@ -6,6 +6,7 @@
 
 #include "events/nchan_info.h"
 #include "events/publish_verdict.h"
+#include "util/log.h"
 
 namespace connector::events {
 namespace {
@@ -41,8 +42,9 @@ std::string joined(const std::vector<std::string>& channels) {
 
 }  // namespace
 
-NchanClient::NchanClient(std::string socket_path, std::chrono::milliseconds timeout)
-    : socket_path_(std::move(socket_path)), timeout_(timeout) {
+NchanClient::NchanClient(std::string socket_path, std::chrono::milliseconds timeout,
+                         std::atomic<bool>& answers)
+    : socket_path_(std::move(socket_path)), timeout_(timeout), answers_(answers) {
   static std::once_flag global;
   std::call_once(global, [] { curl_global_init(CURL_GLOBAL_NOTHING); });
   curl_ = curl_easy_init();
@@ -74,6 +76,16 @@ NchanClient::Answer NchanClient::request(const std::string& target, const std::s
   }
   const CURLcode code = curl_easy_perform(curl);
   curl_slist_free_all(headers);
+  const bool answered = code == CURLE_OK;
+  if (answers_.exchange(answered) != answered) {
+    // A change either way, once: the worker hands subscribers over again, or stops.
+    if (answered) {
+      util::log_info("the events nginx answers again at " + socket_path_);
+    } else {
+      util::log_warning("the events nginx does not answer at " + socket_path_ + " (" +
+                        curl_easy_strerror(code) + "): no subscriber is handed over until it does");
+    }
+  }
   if (code != CURLE_OK) {
     throw PublishError("nchan at " + socket_path_ + ": " + curl_easy_strerror(code));
   }

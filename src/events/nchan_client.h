@@ -5,6 +5,7 @@
 // and address channels, its long-poll channels), and asks how many messages a channel holds.
 // nginx on that socket is our own, but its answers are still only read for their status and
 // one number.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <stdexcept>
@@ -29,7 +30,9 @@ class PublishRefused : public std::runtime_error {
 
 class NchanClient {
  public:
-  NchanClient(std::string socket_path, std::chrono::milliseconds timeout);
+  // `answers`: set after each request, to whether the events nginx answered it (any status).
+  NchanClient(std::string socket_path, std::chrono::milliseconds timeout,
+              std::atomic<bool>& answers);
   ~NchanClient();
   NchanClient(const NchanClient&) = delete;
   NchanClient& operator=(const NchanClient&) = delete;
@@ -60,6 +63,7 @@ class NchanClient {
 
   std::string socket_path_;
   std::chrono::milliseconds timeout_;
+  std::atomic<bool>& answers_;
   void* curl_;  // CURL*, kept between requests so its connection is reused
 };
 

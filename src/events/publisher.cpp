@@ -101,6 +101,7 @@ milliseconds EventPublisher::round() {
   wake_polls();  // the changes whose cursor moved, even when the round failed after them
   if (!board_.publisher.held_by(pid_)) return every;  // lost mid-round: the new holder's now
   ping_streams();
+  settle_cursor();
   board_.publisher.beat(util::monotonic_ms());
   save_cursor();
   return more ? milliseconds(0) : every;
@@ -114,7 +115,8 @@ bool EventPublisher::work() {
   }
   if (!nchan_) {
     // A second per request: a publish (its render included) stays well inside the lease.
-    nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher, kPublishTimeout);
+    nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher, kPublishTimeout,
+                                           board_.events_nginx_answers);
   }
   db_->set_deadline(db::deadline_from_now(config_));
   if (!board_.cursor_known.load()) resume();
@@ -267,35 +269,56 @@ void EventPublisher::wake_polls() {
   channels.erase(std::unique(channels.begin(), channels.end()), channels.end());
   std::vector<std::string> some;
   std::size_t bytes = 0;
+  bool reachable = true;
   const auto wake = [&] {
     try {
       taken(board_, [&] { nchan_->publish_to_polls(some, api::kNoChanges); });
     } catch (const PublishError&) {
+      // The rest would wait out the same timeout each: those polls get their 30 s instead.
       board_.publish_failures.fetch_add(1);
+      reachable = false;
     }
+    board_.publisher.beat(util::monotonic_ms());
     some.clear();
     bytes = 0;
   };
   for (auto& channel : channels) {
-    if (!nchan_) break;
+    if (!nchan_ || !reachable) break;
     if (!some.empty() && bytes + 1 + channel.size() > kChannelListBytes) wake();
     bytes += (some.empty() ? 0 : 1) + channel.size();
     some.push_back(std::move(channel));
   }
-  if (!some.empty()) wake();
+  if (!some.empty() && reachable) wake();
   channels.clear();
 }
 
-// Every kPingEvery, a comment to every open stream (the "ping" channel).
+// Every kPingEvery, a comment to every open stream (the "ping" channel); every
+// kPingWhileUnanswered while the events nginx does not answer, so that hand-overs resume
+// within a round of its return.
 void EventPublisher::ping_streams() {
   const auto now = std::chrono::steady_clock::now();
-  if (!nchan_ || now - last_ping_ < kPingEvery) return;
+  const auto every = board_.events_nginx_answers.load() ? kPingEvery : kPingWhileUnanswered;
+  if (!nchan_ || now - last_ping_ < every) return;
   last_ping_ = now;
   try {
     nchan_->publish_ping(http::kPingBody);
   } catch (const std::exception&) {
     // Not counted: a ping lost costs nothing (streams wait for the next, 25 s on), and what
     // keeps nchan from taking one (unreachable, its memory full) fails the changes too.
+  }
+}
+
+void EventPublisher::settle_cursor() {
+  if (!board_.cursor_known.load()) return;
+  const std::int64_t now = util::monotonic_ms();
+  recent_cursors_.emplace_back(now, board_.cursor.load());
+  const std::int64_t settled_at = now - metrics::EventsBoard::kRecentKeptMs;
+  // The newest entry at least kRecentKeptMs old, and nothing older than it, is kept.
+  while (recent_cursors_.size() > 1 && recent_cursors_[1].first <= settled_at) {
+    recent_cursors_.pop_front();
+  }
+  if (recent_cursors_.front().first <= settled_at) {
+    board_.settled_cursor.store(recent_cursors_.front().second);
   }
 }
 

@@ -29,8 +29,10 @@
 // a newer change of the same record.
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.h"
@@ -56,6 +58,8 @@ class EventPublisher {
   // Well inside the read timeout of the API nginx's stream locations (60 s,
   // nginx/connector-events.conf) and of balancers (nginx/connector-balancer.conf.example).
   static constexpr std::chrono::seconds kPingEvery{25};
+  // Every round (events_poll_ms) while it does not answer.
+  static constexpr std::chrono::seconds kPingWhileUnanswered{0};
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
                  db::ReferenceCache& reference, metrics::EventsBoard& board);
@@ -86,6 +90,8 @@ class EventPublisher {
   // kChannelListBytes of channel names.
   void wake_polls();
   void ping_streams();
+  // Moves EventsBoard::settled_cursor to the cursor of kRecentKeptMs ago.
+  void settle_cursor();
   // Writes the cursor file when the cursor moved (each round, and at a clean stop).
   void save_cursor();
 
@@ -105,6 +111,9 @@ class EventPublisher {
   bool behind_logged_ = false;
   std::vector<std::string> polls_to_wake_;  // this round's, woken at its end
   std::chrono::steady_clock::time_point last_ping_{};
+  // The cursor at the end of each recent round (util::monotonic_ms, cursor), oldest first: what
+  // settle_cursor() takes EventsBoard::settled_cursor from.
+  std::deque<std::pair<std::int64_t, std::uint64_t>> recent_cursors_;
   db::BackgroundLoop loop_;
 };
 

@@ -20,6 +20,13 @@ struct EventsBoard {
   // The last change (history_changes.seq) published; valid once cursor_known.
   std::atomic<bool> cursor_known{false};
   std::atomic<std::uint64_t> cursor{0};
+  // The cursor as it was kRecentKeptMs ago (0 until the holder has published that long): every
+  // change up to it is gone from the channels kept a moment for returning streams
+  // (nginx/connector-events-nginx.conf, /publish/recent: 2 s, dropped within the next second).
+  // A stream that comes back after a later change would get that change again there, so the
+  // worker tells it to come back shortly instead (api/event_stream.h, resume_stream).
+  std::atomic<std::uint64_t> settled_cursor{0};
+  static constexpr std::int64_t kRecentKeptMs = 3000;
   std::atomic<std::uint64_t> changes_published{0};
   std::atomic<std::uint64_t> snapshots_published{0};
   std::atomic<std::uint64_t> publish_failures{0};
@@ -39,6 +46,12 @@ struct EventsBoard {
   // shortly, a long-poll gets a 503 with Retry-After (api/event_stream.h).
   std::atomic<std::int64_t> store_full_until_ms{0};
   static constexpr std::int64_t kStoreFullForMs = 30000;
+  // Whether the events nginx answered the publisher's last request (events/nchan_client.h): a
+  // request it did not answer (down, restarting, hung) makes it false until one is answered
+  // again, and the publisher pings it every second meanwhile. While false, the worker hands
+  // nothing over either (a hand-over would wait out the API nginx's read timeout, holding a
+  // place of the node's cap): streams come back shortly, long-polls get a 503.
+  std::atomic<bool> events_nginx_answers{true};
 
   // A subscriber waits for this record's current state (history.id); false, and counted, when
   // every slot is taken (the subscriber then gets the record at its next change).

@@ -28,6 +28,10 @@ void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
          e.snapshot_requests_dropped.load());
   single(out, "connector_events_cursor", "gauge", "The last change (feed seq) published.",
          e.cursor.load());
+  single(out, "connector_events_nginx_answers", "gauge",
+         "1 when the events nginx answered the publisher's last request; 0: no subscriber is "
+         "handed over.",
+         std::uint64_t{e.events_nginx_answers.load() ? 1u : 0u});
 }
 
 void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::StringBuffer>& w) {
@@ -54,6 +58,10 @@ void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::Stri
   w.Uint64(e.changes_unpublishable.load());
   w.Key("publishes_refused");
   w.Uint64(e.publishes_refused.load());
+  w.Key("settled_cursor");
+  w.Uint64(e.settled_cursor.load());
+  w.Key("events_nginx_answers");
+  w.Bool(e.events_nginx_answers.load());
   w.EndObject();
 }
 

@@ -244,6 +244,8 @@ class Stack:
                 self._set_up_replica()
             self.start_worker()
             self._start_nginx()
+            if events:
+                self.wait_events_ready()
         except BaseException:
             self.stop(check=False)
             raise
@@ -357,6 +359,15 @@ class Stack:
                              f"{timeout} s:\n{_tail(self.worker_log)}")
         if wait_loaded:
             self.wait_snapshots(timeout=max(0.0, deadline - time.monotonic()))
+
+    def wait_events_ready(self):
+        """Until the publisher runs (its cursor known) and the events nginx answers it: the
+        worker started before nginx, and hands nothing over until then (a stream is told to
+        come back shortly)."""
+        def ready():
+            events = self.worker_status()["events"]
+            return events["cursor"] is not None and events["events_nginx_answers"]
+        await_true(ready, what="the event publisher running and the events nginx answering it")
 
     def worker_status(self):
         """The worker's /status (JSON), asked on its FastCGI socket (no nginx in between)."""

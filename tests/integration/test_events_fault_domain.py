@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import threading
-import time
 import unittest
 from itertools import count
 
@@ -61,19 +60,27 @@ def _alive(pid):
 
 
 class Follower:
-    """A stream that reconnects by itself, as an EventSource does: after each end (a cut, a
-    finite answer, a 503) it comes back after `retry` with the last id it had. Each body, split
-    on LF only, must be events of exactly two lines, an id and the JSON (besides the worker's
-    retry line and the ping comment): anything else is kept in `malformed`."""
+    """A stream that reconnects by itself, as an EventSource does: after each end of an answer
+    (its last chunk, a cut) it comes back after `retry` with the last id it had. It counts its
+    answers: `agains` those that only said to come back shortly, `others` any but a 200 (which
+    would end a browser's EventSource for good). Each body, split on LF only, must be events of
+    exactly two lines, an id and the JSON (besides the retry line and the ping comment):
+    anything else is kept in `malformed`."""
+
+    AGAIN = b"retry: 3000\n: again shortly\n\n"
 
     def __init__(self, target, retry=0.3):
         self.target, self.retry = target, retry
-        self.events, self.statuses, self.malformed = [], collections.Counter(), []
-        self.answers = 0
+        self.events, self.malformed, self.others = [], [], []
+        self.answers = self.agains = 0
+        self.opened = False
         self._stop = threading.Event()
         self._sock = None
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
+
+    def ids(self):
+        return [event[0] for event in self.events]
 
     def _run(self):
         while not self._stop.is_set():
@@ -95,17 +102,24 @@ class Follower:
             sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
             while chunk := sock.recv(65536):
                 data += chunk
-                if b"\r\n\r\n" not in data or not data.startswith(b"HTTP/1.1 200"):
+                if b"\r\n\r\n" not in data:
                     continue
-                complete = list(EVENT.finditer(_body(data)))
-                self.events += [(m.group(1).decode(), m.group(2)) for m in complete[taken:]]
-                taken = len(complete)
+                if data.startswith(b"HTTP/1.1 200"):
+                    self.opened = True
+                    complete = list(EVENT.finditer(_body(data)))
+                    self.events += [(m.group(1).decode(), m.group(2)) for m in complete[taken:]]
+                    taken = len(complete)
+                if _finished(data):
+                    break
         self.answers += 1
-        self.statuses[int(data.split(b" ", 2)[1]) if data else 0] += 1
-        if data.startswith(b"HTTP/1.1 200"):
-            rest = EVENT.sub(b"", _body(data))
-            if rest and not re.fullmatch(rb"(id: [0-9]+\n(data: [^\n]*)?)?", rest):
-                self.malformed.append(rest)  # anything but an event cut short
+        if not data.startswith(b"HTTP/1.1 200"):
+            self.others.append(data[:200])
+            return
+        if data.split(b"\r\n\r\n", 1)[1].endswith(self.AGAIN) and not taken:
+            self.agains += 1
+        rest = EVENT.sub(b"", _body(data))
+        if rest and not re.fullmatch(rb"(id: [0-9]+\n(data: [^\n]*)?)?", rest):
+            self.malformed.append(rest)  # anything but an event cut short
 
     def stop(self):
         self._stop.set()
@@ -115,6 +129,28 @@ class Follower:
             except OSError:
                 pass
         self._thread.join(timeout=10)
+
+
+def _finished(answer):
+    """Whether the answer (head and body so far) is complete: its last chunk came, or its
+    Content-Length is there (the worker's own finite answers)."""
+    head, body = answer.split(b"\r\n\r\n", 1)
+    if b"transfer-encoding: chunked" in head.lower():
+        return _dechunk_complete(body)
+    length = re.search(rb"(?i)content-length: *([0-9]+)", head)
+    return bool(length) and len(body) >= int(length.group(1))
+
+
+def _dechunk_complete(body):
+    while b"\r\n" in body:
+        size_line, rest = body.split(b"\r\n", 1)
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0:
+            return True
+        if len(rest) < size + 2:
+            return False
+        body = rest[size + 2:]
+    return False
 
 
 def _body(answer):
@@ -210,28 +246,39 @@ class EventsNginxKilled(unittest.TestCase):
         record = Follower(f"/v1/history/hash/events?hash={record_hash}")
         await_true(lambda: record.events, what="the record's state on its stream")
         by_address = Follower(f"/v1/history/events?address={address}")
-        await_true(lambda: by_address.answers == 0 and by_address._sock is not None,
-                   what="the address's stream open")
-        time.sleep(0.5)
+        await_true(lambda: by_address.opened, what="the address's stream open")
         load = ApiLoad()
         try:
             statuses = ["Pending", "Confirmed"]
             stack.sql(f"UPDATE history SET status = '{statuses[0]}' WHERE id = {record_id}")
             await_true(lambda: len(record.events) >= 2 and by_address.events,
                        what="the first change on both streams, before the kill")
+            answers = (record.answers, by_address.answers)
             kill_events_nginx()
-            # While it is down: the changes go on; a subscription the worker hands over is the
-            # API's JSON 503 (a stream, and a long-poll with nothing to answer from the feed).
+            # While it is down: the changes go on; the streams end, and each comes back (after
+            # the missed changes the worker answers from the feed) to be told to come back
+            # shortly, never an error status (it would end a browser's EventSource); a new
+            # stream is told the same, and a long-poll with nothing to answer from the feed
+            # gets the API's JSON 503.
             stack.sql(f"UPDATE history SET status = '{statuses[1]}' WHERE id = {record_id}")
             second_id, _ = new_record(record_id)
-            for target in (f"/v1/history/hash/events?hash={record_hash}",
-                           f"/v1/history/changes?address={address}&after=999999999"):
-                down = stack.get(target, headers={"Accept": "text/event-stream"})
-                self.assertEqual((down.status, down.json()["error"]["code"]),
-                                 (503, "unavailable"), target)
-            time.sleep(2)
-            subprocess.run([str(SCRIPTS / "events-start"), str(stack.nginx_prefix / "events")],
-                           check=True, capture_output=True, timeout=60)
+            await_true(lambda: record.agains and by_address.agains,
+                       what="both streams told to come back shortly")
+            self.assertGreater(record.answers, answers[0])
+            self.assertGreater(by_address.answers, answers[1])
+            fresh = stack.get(f"/v1/history/hash/events?hash={record_hash}",
+                              headers={"Accept": "text/event-stream"})
+            self.assertEqual((fresh.status, fresh.body, fresh.headers.get("Content-Type")),
+                             (200, Follower.AGAIN, "text/event-stream; charset=utf-8"))
+            poll = stack.get(f"/v1/history/changes?address={address}&after=999999999")
+            self.assertEqual((poll.status, poll.json()["error"]["code"],
+                              poll.headers.get("Content-Type")),
+                             (503, "unavailable", "application/json; charset=utf-8"))
+            # What systemd does (Restart=always): started again.
+            started = subprocess.run(
+                [str(SCRIPTS / "events-start"), str(stack.nginx_prefix / "events")],
+                capture_output=True, text=True, timeout=60)
+            self.assertEqual(started.returncode, 0, started.stderr)
             third_id, _ = new_record(record_id)
             expected_record = seqs_of(record_id)[1:]  # from the state when it subscribed
             expected_address = sorted(seqs_of(record_id) + seqs_of(second_id) +
@@ -255,13 +302,15 @@ class EventsNginxKilled(unittest.TestCase):
         self.assertEqual([e[0] for e in by_address.events],
                          [s for s in expected_address if int(s) > int(expected_record[0])])
         self.assertEqual((record.malformed, by_address.malformed), ([], []))
+        self.assertEqual((record.others, by_address.others), ([], []))
 
 
 class EventsNginxHung(unittest.TestCase):
     def test_the_api_answers_while_it_is_stopped_and_streams_resume(self):
-        """The events nginx stopped (SIGSTOP: a hung process) while streams are held and the
-        API is under load: every API request is answered; once it runs again, the held stream
-        gets the change made meanwhile."""
+        """The events nginx stopped (SIGSTOP: a hung process) while a stream is held and the
+        API is under load: every API request is answered; once the publisher found it silent, a
+        new stream is told to come back shortly at once (not held for the proxy's minute); once
+        it runs again, the stream gets the change made meanwhile, once."""
         record_id, record_hash = new_record(4)
         published(seqs_of(record_id)[-1])
         follower = Follower(f"/v1/history/hash/events?hash={record_hash}")
@@ -274,8 +323,13 @@ class EventsNginxHung(unittest.TestCase):
             load = ApiLoad()
             for pid in processes:
                 os.kill(pid, signal.SIGSTOP)
+            failures = stack.worker_status()["events"]["publish_failures"]
             stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {record_id}")
-            time.sleep(3)
+            await_true(lambda: stack.worker_status()["events"]["publish_failures"] > failures,
+                       what="the publisher's request unanswered")
+            fresh = stack.get(f"/v1/history/hash/events?hash={record_hash}",
+                              headers={"Accept": "text/event-stream"})
+            self.assertEqual((fresh.status, fresh.body), (200, Follower.AGAIN))
             api = load.stop()
             load = None
             for pid in processes:
@@ -290,8 +344,11 @@ class EventsNginxHung(unittest.TestCase):
             follower.stop()
         self.assertEqual(set(api), {200}, api)
         self.assertGreater(api[200], 20)
+        # Each change once, in order, the stream going on or coming back (nchan may end it as it
+        # resumes; the worker then answers what it missed from the feed), never an error status.
         self.assertEqual(json.loads(follower.events[-1][1])["status"], "Pending")
-        self.assertEqual([e[0] for e in follower.events], seqs_of(record_id)[-2:])
+        self.assertEqual(follower.ids(), seqs_of(record_id)[-2:])
+        self.assertEqual((follower.others, follower.malformed), ([], []))
 
 
 class ApiNginxReloaded(unittest.TestCase):

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <boost/test/unit_test.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -383,6 +384,13 @@ BOOST_AUTO_TEST_CASE(a_reconnection_is_answered_the_published_changes_it_missed)
 BOOST_AUTO_TEST_CASE(a_reconnection_that_missed_nothing_gets_the_changes_from_now_on) {
   board.cursor.store(12);
   board.cursor_known.store(true);
+  // 12 went out more than the recent channels keep (EventsBoard::settled_cursor); before that,
+  // a stream that had it would get it again there: it is told to come back shortly.
+  board.settled_cursor.store(11);
+  const auto recent = get_events("/v1/history/events", address_query, "12");
+  BOOST_TEST(std::string(recent.body) == "retry: 3000\n: again shortly\n\n");
+  BOOST_TEST(recent.head.find("X-Accel-Redirect") == std::string::npos);
+  board.settled_cursor.store(12);
   const auto record = get_events("/v1/history/hash/events", hash_query, "11");
   BOOST_TEST(has_header(
       record, "X-Accel-Redirect: /connector-events/record-changes/" + std::string(64, 'a')));
@@ -419,6 +427,7 @@ BOOST_AUTO_TEST_CASE(an_empty_feed_is_no_lag) {
   // Nothing changed for a day: the trim emptied the feed. Not a server behind the publisher.
   board.cursor.store(12);
   board.cursor_known.store(true);
+  board.settled_cursor.store(12);
   history.held = 0;
   const auto response = get_events("/v1/history/hash/events", hash_query, "12");
   BOOST_TEST(has_header(
@@ -614,28 +623,34 @@ BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_snapsho
              boost::test_tools::per_element());
 }
 
-BOOST_AUTO_TEST_CASE(while_nchan_is_full_nothing_is_handed_over_or_asked_for) {
+BOOST_AUTO_TEST_CASE(while_nchan_is_full_or_silent_nothing_is_handed_over_or_asked_for) {
   board.cursor.store(13);
   board.cursor_known.store(true);
-  board.store_full_until_ms.store(util::monotonic_ms() + 60000);
-  // A stream is told to come back shortly (an empty stream: a 507 would end an EventSource).
-  for (const auto& [path, query] : {std::pair{"/v1/history/hash/events", hash_query},
-                                    std::pair{"/v1/history/events", address_query}}) {
-    const auto response = get_events(path, query, "");
-    BOOST_TEST(response.status == 200, path);
-    BOOST_TEST(response.head.find("X-Accel-Redirect") == std::string::npos, path);
-    BOOST_TEST(std::string(response.body) == "retry: 3000\n: again shortly\n\n", path);
+  // nchan's memory full (refusals), or the events nginx not answering the publisher at all.
+  const std::function<void(bool)> conditions[] = {
+      [this](bool on) { board.store_full_until_ms.store(on ? util::monotonic_ms() + 60000 : 0); },
+      [this](bool on) { board.events_nginx_answers.store(!on); }};
+  for (const auto& condition : conditions) {
+    condition(true);
+    // A stream is told to come back shortly (an empty stream: a 503 would end an EventSource).
+    for (const auto& [path, query] : {std::pair{"/v1/history/hash/events", hash_query},
+                                      std::pair{"/v1/history/events", address_query}}) {
+      const auto response = get_events(path, query, "");
+      BOOST_TEST(response.status == 200, path);
+      BOOST_TEST(response.head.find("X-Accel-Redirect") == std::string::npos, path);
+      BOOST_TEST(std::string(response.body) == "retry: 3000\n: again shortly\n\n", path);
+    }
+    BOOST_TEST(board.take_snapshot_requests().empty());
+    // A long-poll that would wait: a 503 with Retry-After.
+    const std::string poll_query = address_query + "&after=13";
+    auto poll = events_request("/v1/history/changes", poll_query);
+    const auto waiting = events_router.handle(poll);
+    BOOST_TEST(waiting.status == 503);
+    BOOST_TEST(has_header(waiting, "Retry-After: 1"));
+    condition(false);
+    BOOST_TEST(has_header(get_events("/v1/history/events", address_query, ""),
+                          "X-Accel-Redirect: /connector-events/address/0x" + std::string(40, 'd')));
   }
-  BOOST_TEST(board.take_snapshot_requests().empty());
-  // A long-poll that would wait: a 503 with Retry-After.
-  const std::string poll_query = address_query + "&after=13";
-  auto poll = events_request("/v1/history/changes", poll_query);
-  const auto waiting = events_router.handle(poll);
-  BOOST_TEST(waiting.status == 503);
-  BOOST_TEST(has_header(waiting, "Retry-After: 1"));
-  board.store_full_until_ms.store(0);
-  BOOST_TEST(has_header(get_events("/v1/history/events", address_query, ""),
-                        "X-Accel-Redirect: /connector-events/address/0x" + std::string(40, 'd')));
 }
 
 BOOST_AUTO_TEST_CASE(a_last_event_id_that_is_not_a_seq_is_a_400) {

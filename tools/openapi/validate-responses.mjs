@@ -20,8 +20,9 @@
 // * Headers: every header the response documents as required is present, and every documented
 //   header that is present matches its schema (Content-Type is checked against `content`).
 // * Body: a response with `content` has a Content-Type of one of its media types (JSON always
-//   with charset=utf-8), a UTF-8 JSON body (gzip undone) valid against the media type's schema
-//   (JSON Schema 2020-12, Ajv), and an error body's request_id equal to X-Request-Id. HEAD
+//   with charset=utf-8), a UTF-8 body, and for JSON a body (gzip undone) valid against the media
+//   type's schema (JSON Schema 2020-12, Ajv), and an error body's request_id equal to
+//   X-Request-Id (an event stream's text is checked for its type and UTF-8 only). HEAD
 //   answers and responses without `content` (304) have no body.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -192,6 +193,8 @@ export class ResponseValidator {
       return;
     }
     if (text.startsWith("\uFEFF")) problems.push("the body starts with a byte-order mark");
+    // An event stream's text is not JSON: its media type and UTF-8 are what is checked.
+    if (mediaType !== "application/json") return;
     let json;
     try {
       json = JSON.parse(text);

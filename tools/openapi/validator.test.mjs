@@ -194,3 +194,13 @@ test("every example of the document is valid for its schema", () => {
   }
   assert.ok(count >= 15, `only ${count} examples`);
 });
+
+test("an event stream's text is checked for its type and UTF-8, not as JSON", () => {
+  const stream = (raw, contentType) => record({
+    target: `/v1/history/hash/events?hash=${"ab".repeat(32)}`,
+    headers: { "Content-Type": contentType, "Cache-Control": "no-store" }, raw });
+  const again = Buffer.from("retry: 3000\n: again shortly\n\n");
+  matches(stream(again, "text/event-stream; charset=utf-8"));
+  mismatches(stream(again, "text/plain"), /Content-Type "text\/plain" is not one of/);
+  mismatches(stream(Buffer.from([0xff, 0xfe]), "text/event-stream"), /not UTF-8/);
+});
