@@ -136,42 +136,33 @@ def _finished(answer):
     Content-Length is there (the worker's own finite answers)."""
     head, body = answer.split(b"\r\n\r\n", 1)
     if b"transfer-encoding: chunked" in head.lower():
-        return _dechunk_complete(body)
+        return _dechunk(body)[1]
     length = re.search(rb"(?i)content-length: *([0-9]+)", head)
     return bool(length) and len(body) >= int(length.group(1))
-
-
-def _dechunk_complete(body):
-    while b"\r\n" in body:
-        size_line, rest = body.split(b"\r\n", 1)
-        size = int(size_line.split(b";")[0] or b"0", 16)
-        if size == 0:
-            return True
-        if len(rest) < size + 2:
-            return False
-        body = rest[size + 2:]
-    return False
 
 
 def _body(answer):
     """An answer's body so far, de-chunked, less the worker's retry line and the pings."""
     head, body = answer.split(b"\r\n\r\n", 1)
     if b"transfer-encoding: chunked" in head.lower():
-        body = _dechunk(body)
+        body = _dechunk(body)[0]
     body = body.replace(b": ping\n\n", b"")
     return re.sub(rb"^retry: 3000\n(: again shortly\n\n)?", b"", body)
 
 
 def _dechunk(body):
+    """The data of a chunked body's complete chunks so far, and whether its last chunk came."""
     out = b""
     while b"\r\n" in body:
         size_line, rest = body.split(b"\r\n", 1)
         size = int(size_line.split(b";")[0] or b"0", 16)
-        if size == 0 or len(rest) < size + 2:
+        if size == 0:
+            return out, True
+        if len(rest) < size + 2:
             break
         out += rest[:size]
         body = rest[size + 2:]
-    return out
+    return out, False
 
 
 class ApiLoad:
