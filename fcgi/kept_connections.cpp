@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <stdexcept>
 
 #include "sweep_period.h"
@@ -38,39 +37,34 @@ Input pending_input(int fd) {
 
 }  // namespace
 
-KeptConnections::KeptConnections(std::chrono::milliseconds idle_limit)
-    : epoll_fd_(checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
-      timer_fd_(make_sweep_timer(idle_limit)),
-      idle_limit_(idle_limit) {}
+KeptConnections::KeptConnections(int epoll_fd, std::chrono::milliseconds idle_limit)
+    : epoll_fd_(epoll_fd), timer_fd_(make_sweep_timer(idle_limit)), idle_limit_(idle_limit) {
+  epoll_event event{};
+  event.events = EPOLLIN | EPOLLET;  // one thread per expiration
+  event.data.u64 = static_cast<std::uint32_t>(timer_fd_.get());
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, timer_fd_.get(), &event) != 0) {
+    throw std::runtime_error("epoll_ctl failed");
+  }
+}
 
 void KeptConnections::park(UniqueFd connection) {
   const std::lock_guard lock(mutex_);
   if (draining_ || parked_.size() >= kMaxParked) return;  // closed on return
   const int fd = connection.get();
-  const std::uint32_t generation = next_generation_++;
+  const auto generation = static_cast<std::uint32_t>(next_generation_++ & kGenerationMask);
   epoll_event event{};
   event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
-  event.data.u64 = (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(fd);
+  event.data.u64 = kTokenTag | (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(fd);
   // MOD when the connection was parked before (its registration stays, disarmed, while it is
   // served); ADD the first time.
-  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_MOD, fd, &event) != 0 &&
-      ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event) != 0 &&
+      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
     return;
   }
   parked_[fd] = {std::move(connection), generation, Clock::now()};
   update_count();
 }
 
-UniqueFd KeptConnections::take_ready(int timeout_ms) {
-  epoll_event event{};
-  for (;;) {
-    const int ready = ::epoll_wait(epoll_fd_.get(), &event, 1, timeout_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    return ready == 1 ? take(event.data.u64) : UniqueFd();
-  }
-}
-
-// None when the token's connection was closed as idle while its event was on its way.
 UniqueFd KeptConnections::take(std::uint64_t token) {
   const int fd = static_cast<int>(token & 0xffffffffU);
   const auto generation = static_cast<std::uint32_t>((token >> 32) & kGenerationMask);
@@ -105,7 +99,7 @@ void KeptConnections::close_idle() {
     }
     // Out of the set before the close (the erase): an event already on its way finds no entry
     // in take().
-    ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, it->first, nullptr);
+    ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
     it = parked_.erase(it);
   }
   update_count();

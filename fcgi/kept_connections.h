@@ -1,12 +1,16 @@
 #pragma once
 // Connections nginx keeps open to the workers (upstream `keepalive`, `fastcgi_keep_conn`)
-// between their requests. An idle kept connection waits in this set (its own epoll set, armed
-// once per request: EPOLLONESHOT) instead of holding a thread: the thread that answered its
-// request parks it here, and whichever thread is free takes it when its next request arrives.
+// between their requests. An idle kept connection waits in the process's one epoll set, the set
+// the pool's threads wait on, armed once per request (EPOLLONESHOT), instead of holding a
+// thread: the thread that answered its request parks it here, and the one thread its next
+// request wakes takes it. (Registered in the threads' own set, not in a set of its own nested in
+// theirs: a nested set is one level-triggered source, and each thread that collects it wakes the
+// next, so every request woke every idle thread; docs/BENCHMARKS.md, issue 35.)
 // So a kept connection costs a descriptor, not a thread (at most kMaxParked per process; past
 // that a connection is closed after its answer). One idle past fcgi_read_timeout_ms is closed
 // (nginx opens a new one when it needs one); the sweep runs on a timer (timer_fd()) that one
 // thread at a time serves, so idle threads are not woken for it.
+// The set's events carry tokens (is_token()), which the pool hands to take().
 //
 // Stopping (reload, recycling, shutdown) drains the set rather than closing it at once: nginx
 // sends requests on connections it believes open, and a connection closed under it fails the
@@ -37,23 +41,25 @@ class KeptConnections {
   static constexpr int kDrainWaitMs = 50;
   static constexpr std::size_t kMaxParked = 512;
 
-  explicit KeptConnections(std::chrono::milliseconds idle_limit);
+  // Parks connections in `epoll_fd` (borrowed: the pool's set, which outlives this), and adds
+  // its sweep timer there too.
+  KeptConnections(int epoll_fd, std::chrono::milliseconds idle_limit);
   ~KeptConnections() = default;  // closes the connections still parked
   KeptConnections(const KeptConnections&) = delete;
   KeptConnections& operator=(const KeptConnections&) = delete;
 
-  // The set's epoll descriptor: readable while a parked connection has its next request (or
-  // was closed by nginx). It goes into the threads' own epoll set, with timer_fd().
-  int fd() const { return epoll_fd_.get(); }
-  // Readable once per sweep period: the thread that sees it calls on_timer().
+  // True for the data of an epoll event that a parked connection raised (its next request
+  // arrived, or nginx closed it): hand it to take().
+  static bool is_token(std::uint64_t data) { return (data & kTokenTag) != 0; }
+  // Readable once per sweep period (edge-triggered): the thread that sees it calls on_timer().
   int timer_fd() const { return timer_fd_.get(); }
 
   // The connection has answered its request and stays open: parked until its next request.
   // Closed at once when it cannot be watched, when kMaxParked are parked, or once draining.
   void park(UniqueFd connection);
-  // A parked connection whose next request arrived, now the caller's, waiting at most
-  // `timeout_ms`; none (an empty UniqueFd) when none arrived.
-  UniqueFd take_ready(int timeout_ms);
+  // The parked connection of an event's token, now the caller's; none when it was closed as
+  // idle while its event was on its way.
+  UniqueFd take(std::uint64_t token);
   // The sweep timer fired: closes the parked connections idle past their limit.
   void on_timer();
   // Closes the parked connections idle past their limit (idle_limit, or kDrainIdle once
@@ -66,17 +72,19 @@ class KeptConnections {
   bool empty() const { return count_.load() == 0; }
 
  private:
-  static constexpr std::uint64_t kGenerationMask = 0xffffffffU;
+  // A token: the tag, a generation (31 bits) and the descriptor number (32 bits). The tag
+  // tells it from the pool's own descriptors, registered with their number.
+  static constexpr std::uint64_t kTokenTag = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t kGenerationMask = 0x7fffffffU;
   struct Parked {
     UniqueFd connection;
     std::uint32_t generation;
     Clock::time_point since;
   };
 
-  UniqueFd take(std::uint64_t token);
   void update_count();  // under mutex_
 
-  const UniqueFd epoll_fd_;
+  const int epoll_fd_;
   const UniqueFd timer_fd_;
   const std::chrono::milliseconds idle_limit_;
   std::mutex mutex_;

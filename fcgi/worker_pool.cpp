@@ -6,6 +6,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -61,6 +62,16 @@ void log_access(const util::AccessLog& access_log, const api::HttpResponse& resp
   access_log.write(line);
 }
 
+// The backstop of the screen (request_screen.h): libfcgi reads only a whole request that is
+// already queued, so none of its reads waits; were the screen ever wrong, a read would still
+// give up after fcgi_read_timeout_ms (a blocking read's SO_RCVTIMEO), failing the request, and
+// libfcgi would close the connection. Set once per connection: nothing per request.
+void set_receive_timeout(int fd, std::chrono::milliseconds timeout) {
+  const timeval tv{static_cast<time_t>(timeout.count() / 1000),
+                   static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
   const std::uint32_t now = board.active_threads();
@@ -77,7 +88,6 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       stop_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
       web_servers_(net::WebServerAddrs::from_environment()),
       read_timeout_(config.worker.fcgi_read_timeout_ms),
-      read_deadlines_(config.worker.threads, read_timeout_),
       config_(config),
       slot_(slot),
       access_log_(access_log),
@@ -89,14 +99,17 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
       publisher_(config, breakers_, reference_, metrics::scoreboard().events),
-      kept_(read_timeout_),
-      pending_(fcgi_limits(config), read_timeout_, slot.pending_requests),
-      epoll_fd_(make_epoll()) {}
+      epoll_fd_(checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
+      kept_(epoll_fd_.get(), read_timeout_),
+      pending_(fcgi_limits(config), read_timeout_, slot.pending_requests) {
+  watch(listen_fd_, EPOLLIN | EPOLLEXCLUSIVE);
+  watch(stop_fd_.get(), EPOLLIN);
+  watch(pending_.ready_fd(), EPOLLIN);
+}
 
 WorkerPool::~WorkerPool() {
   request_stop();
   join();
-  read_deadlines_.stop();
   refresher_.stop();
   prober_.stop();
   publisher_.stop();
@@ -109,16 +122,17 @@ void WorkerPool::start() {
   refresher_.start();
   prober_.start();
   publisher_.start();
-  read_deadlines_.start();
   pending_.start();
   slot_.threads.store(config_.worker.threads);
   for (unsigned i = 0; i < config_.worker.threads; ++i) {
-    threads_.emplace_back([this, i] { serve(i); });
+    threads_.emplace_back([this] { serve(); });
   }
 }
 
 void WorkerPool::request_stop() {
   if (stopping_.exchange(true)) return;
+  // No new connection for this process (the others, or its replacement, take them).
+  ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, listen_fd_, nullptr);
   const std::uint64_t one = 1;
   [[maybe_unused]] const auto written = ::write(stop_fd_.get(), &one, sizeof one);
 }
@@ -150,9 +164,30 @@ UniqueFd WorkerPool::next_connection() {
 
 UniqueFd WorkerPool::take_while_draining() {
   UniqueFd connection = pending_.take();
-  if (!connection) connection = kept_.take_ready(KeptConnections::kDrainWaitMs);
+  if (!connection) {
+    epoll_event event{};
+    if (::epoll_wait(epoll_fd_.get(), &event, 1, KeptConnections::kDrainWaitMs) == 1) {
+      if (event.data.u64 == static_cast<std::uint64_t>(stop_fd_.get())) {
+        retire_stop_signal();
+      } else {
+        connection = on_event(event);
+      }
+    }
+  }
   kept_.close_idle();
   return connection;
+}
+
+// The stop eventfd stays readable (level-triggered), so that it wakes every waiting thread in
+// turn, however many; once none waits for work, it would only keep draining threads from
+// sleeping. A thread counts itself in waiting_ before it looks at stopping_, so one that comes
+// to wait after this looked finds stopping_ set and never sleeps on the set.
+void WorkerPool::retire_stop_signal() {
+  if (waiting_.load() == 0) {
+    ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, stop_fd_.get(), nullptr);
+  } else {
+    std::this_thread::yield();  // a woken thread is on its way out of wait_for_work()
+  }
 }
 
 UniqueFd WorkerPool::wait_for_work() {
@@ -160,35 +195,37 @@ UniqueFd WorkerPool::wait_for_work() {
   // every process beats (master.h).
   constexpr int kHeartbeatMs = 1000;
   epoll_event event{};
-  while (!stopping_) {
+  for (;;) {
+    waiting_.fetch_add(1);
+    if (stopping_) break;
     const int ready = ::epoll_wait(epoll_fd_.get(), &event, 1, kHeartbeatMs);
+    waiting_.fetch_sub(1);
     beat();
-    if (ready < 0) {
-      if (errno == EINTR) continue;
+    if (ready < 0 && errno != EINTR) {
       util::log_warning("epoll_wait failed; retrying");
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
     }
-    if (ready == 0) continue;
-    UniqueFd connection;  // none when another thread took it first
-    if (event.data.fd == kept_.fd()) {
-      connection = kept_.take_ready(0);
-    } else if (event.data.fd == pending_.ready_fd()) {
-      connection = pending_.take();
-    } else if (event.data.fd == kept_.timer_fd()) {
-      kept_.on_timer();
-    } else if (event.data.fd == stop_fd_.get()) {
-      return {};
-    } else if (event.events & EPOLLIN) {
-      connection = accept_connection();
-    } else {
-      // EPOLLERR/EPOLLHUP on the listening socket: never spin on a broken socket.
-      util::log_warning("the listening socket reports an error; retrying");
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (connection) return connection;
+    if (ready != 1) continue;
+    if (auto connection = on_event(event)) return connection;
   }
+  waiting_.fetch_sub(1);
   return {};
+}
+
+UniqueFd WorkerPool::on_event(const epoll_event& event) {
+  const std::uint64_t data = event.data.u64;
+  if (KeptConnections::is_token(data)) return kept_.take(data);
+  const auto fd = static_cast<int>(data);
+  if (fd == pending_.ready_fd()) return pending_.take();
+  if (fd == kept_.timer_fd()) {
+    kept_.on_timer();
+  } else if (fd == listen_fd_) {
+    if (event.events & EPOLLIN) return accept_connection();
+    // EPOLLERR/EPOLLHUP on the listening socket: never spin on a broken socket.
+    util::log_warning("the listening socket reports an error; retrying");
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return {};  // the stop eventfd: the caller looks at stopping_
 }
 
 UniqueFd WorkerPool::accept_connection() {
@@ -219,6 +256,7 @@ UniqueFd WorkerPool::accept_connection() {
     return {};
   }
   set_send_timeout(connection.get(), read_timeout_);  // a whole answer's deadline
+  set_receive_timeout(connection.get(), read_timeout_);
   if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6) {
     const int on = 1;  // as libfcgi does: the answer goes out in few writes, no Nagle delay
     ::setsockopt(connection.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
@@ -226,26 +264,13 @@ UniqueFd WorkerPool::accept_connection() {
   return connection;
 }
 
-// One epoll set per process: the shared listening socket with EPOLLEXCLUSIVE (a new connection
-// wakes one waiting thread of one process, not the whole pool), the stop eventfd, which wakes
-// them all, the set of kept connections parked between their requests, and the connections
-// whose request has become whole while they waited in pending_.
-UniqueFd WorkerPool::make_epoll() const {
-  auto epoll_fd = checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1");
-  const auto add = [&](int fd, std::uint32_t events) {
-    epoll_event event{};
-    event.events = events;
-    event.data.fd = fd;
-    if (::epoll_ctl(epoll_fd.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
-      throw std::runtime_error("epoll_ctl failed");
-    }
-  };
-  add(listen_fd_, EPOLLIN | EPOLLEXCLUSIVE);
-  add(stop_fd_.get(), EPOLLIN);
-  add(kept_.fd(), EPOLLIN);
-  add(pending_.ready_fd(), EPOLLIN);
-  add(kept_.timer_fd(), EPOLLIN | EPOLLET);  // one thread per expiration
-  return epoll_fd;
+void WorkerPool::watch(int fd, std::uint32_t events) const {
+  epoll_event event{};
+  event.events = events;
+  event.data.u64 = static_cast<std::uint32_t>(fd);
+  if (::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+    throw std::runtime_error("epoll_ctl failed");
+  }
 }
 
 void WorkerPool::count_request() {
@@ -284,10 +309,8 @@ UniqueFd WorkerPool::screened_whole(RequestScreen& screen, UniqueFd connection) 
 // returns < 0 without blocking or spinning, and libfcgi never accepts a connection itself.
 // Once the request is read, the connection is ours again (request.ipcFd -1): libfcgi never
 // closes it, and FCGX_Finish_r only frees the request.
-UniqueFd WorkerPool::read_request(unsigned slot, LibfcgiRequest& libfcgi, UniqueFd connection) {
+UniqueFd WorkerPool::read_request(LibfcgiRequest& libfcgi, UniqueFd connection) {
   FCGX_Request& request = libfcgi.get();
-  // No bound on its read possible (no descriptor left to watch it with): not served.
-  if (!read_deadlines_.reading(slot, connection.get())) return {};
   request.ipcFd = connection.release();
   // FCGX_Accept_r starts by finishing the previous request, which closes the connection unless
   // it is kept: so is this one, until its FCGI_BEGIN_REQUEST says (FCGI_KEEP_CONN).
@@ -301,7 +324,6 @@ UniqueFd WorkerPool::read_request(unsigned slot, LibfcgiRequest& libfcgi, Unique
   // stops reading after the parameters, and whatever it left unread on a kept connection would
   // be read as the start of the next request.
   if (accepted >= 0) libfcgi.skip_stdin();
-  read_deadlines_.done(slot);
   if (accepted < 0) return {};  // libfcgi closed it
   connection.reset(std::exchange(request.ipcFd, -1));
   if (FCGX_GetError(request.in) != 0) {  // the request never arrived whole: not answered
@@ -359,13 +381,13 @@ void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueF
   log_access(access_log_, response, method, duration_us, slow);
 }
 
-void WorkerPool::serve(unsigned slot) {
+void WorkerPool::serve() {
   ThreadServices thread(config_, breakers_, reference_, supply_, read_servers_);
   LibfcgiRequest request;
   RequestScreen screen(fcgi_limits(config_));
   while (UniqueFd connection = next_connection()) {
     connection = screened_whole(screen, std::move(connection));
-    if (connection) connection = read_request(slot, request, std::move(connection));
+    if (connection) connection = read_request(request, std::move(connection));
     if (!connection) continue;
     answer(thread, request, std::move(connection));
     count_request();

@@ -5,6 +5,8 @@
 // lets busy ones finish their request. The threads accept connections themselves and hand them to
 // libfcgi open, so that every one is checked against FCGI_WEB_SERVER_ADDRS and read within
 // fcgi_read_timeout_ms.
+#include <sys/epoll.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -22,7 +24,6 @@
 #include "metrics/scoreboard.h"
 #include "net/web_server_addrs.h"
 #include "pending_requests.h"
-#include "read_deadlines.h"
 #include "request_screen.h"
 #include "unique_fd.h"
 #include "util/access_log.h"
@@ -52,20 +53,25 @@ class WorkerPool {
  private:
   // One thread's loop, the FastCGI exchange step by step: the next connection, its request
   // screened and read, the answer written, the connection kept or closed, the request counted.
-  void serve(unsigned slot);
-  UniqueFd make_epoll() const;
+  void serve();
+  void watch(int fd, std::uint32_t events) const;  // adds fd to the process's set
   // The next connection with something to read; none once stopping and drained.
   UniqueFd next_connection();
   // A new connection, or a kept one whose next request arrived; none once stopping.
   UniqueFd wait_for_work();
   UniqueFd take_while_draining();  // a kept or pending connection's request; none when none
-  UniqueFd accept_connection();    // an accepted, checked connection; none if none
+  // The connection an event of the process's set brings, if any (the stop signal brings none).
+  UniqueFd on_event(const epoll_event& event);
+  UniqueFd accept_connection();  // an accepted, checked connection; none if none
+  // Stopping, and no thread waits for work any more: the stop signal, which stays readable,
+  // leaves the set, so that draining threads wait on it for requests only.
+  void retire_stop_signal();
   // The connection when it holds a whole request the screen passed; otherwise it is now
   // pending_'s or closed, and none is returned.
   UniqueFd screened_whole(RequestScreen& screen, UniqueFd connection);
-  // libfcgi reads the request from the connection within the read deadline; the connection
-  // back, or none when the request did not arrive whole (then it is closed).
-  UniqueFd read_request(unsigned slot, LibfcgiRequest& request, UniqueFd connection);
+  // libfcgi reads the request from the connection; the connection back, or none when the
+  // request did not arrive whole (then it is closed).
+  UniqueFd read_request(LibfcgiRequest& request, UniqueFd connection);
   // Answers the request read on the connection, then keeps (parks) or closes the connection.
   void answer(ThreadServices& thread, LibfcgiRequest& request, UniqueFd connection);
   void count_request();
@@ -76,7 +82,6 @@ class WorkerPool {
   // FCGI_WEB_SERVER_ADDRS, checked for TCP peers.
   const net::WebServerAddrs web_servers_;
   const std::chrono::milliseconds read_timeout_;
-  ReadDeadlines read_deadlines_;
   const config::Config& config_;
   metrics::ProcessSlot& slot_;
   const util::AccessLog& access_log_;
@@ -88,10 +93,15 @@ class WorkerPool {
   db::SnapshotRefresher refresher_;
   db::ServerProber prober_;
   events::EventPublisher publisher_;
+  // The process's one epoll set, which every thread waits on: the listening socket (with
+  // EPOLLEXCLUSIVE: a new connection wakes one thread of one process), the stop eventfd (which
+  // wakes them all), the kept connections, each armed once (kept_), the pending requests that
+  // became whole and the kept connections' sweep timer.
+  const UniqueFd epoll_fd_;
   KeptConnections kept_;
   PendingRequests pending_;  // connections whose request is not whole yet
-  const UniqueFd epoll_fd_;  // shared by the threads: see make_epoll()
   std::atomic<bool> stopping_{false};
+  std::atomic<unsigned> waiting_{0};  // threads in wait_for_work(): see retire_stop_signal()
   std::atomic<bool> recycle_due_{false};
   std::atomic<std::uint64_t> served_{0};
   std::vector<std::thread> threads_;

@@ -34,7 +34,7 @@ from harness import SANITIZER_MARKERS, WORKER, WORKER_WRAPPER, Stack, wait_for
 fixture = Fixture()
 THREADS = 2
 TIMEOUT_S = 1.5
-# ReadDeadlines checks every tenth of the timeout (at most 250 ms): a read is cut that late.
+# PendingRequests sweeps every tenth of the timeout (at most 250 ms): a read is cut that late.
 CUT_S = TIMEOUT_S + 0.25
 # Room for a slow machine on top of what the worker itself takes.
 SLACK_S = 15
