@@ -48,21 +48,30 @@ KeptConnections::KeptConnections(int epoll_fd, std::chrono::milliseconds idle_li
 }
 
 void KeptConnections::park(UniqueFd connection) {
-  const std::lock_guard lock(mutex_);
-  if (draining_ || parked_.size() >= kMaxParked) return;  // closed on return
   const int fd = connection.get();
-  const auto generation = static_cast<std::uint32_t>(next_generation_++ & kGenerationMask);
+  std::uint64_t token = 0;
+  {
+    const std::lock_guard lock(mutex_);
+    if (draining_ || parked_.size() >= kMaxParked) return;  // closed on return
+    const auto generation = static_cast<std::uint32_t>(next_generation_++ & kGenerationMask);
+    token = kTokenTag | (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(fd);
+    parked_[fd] = {std::move(connection), generation, Clock::now()};
+    update_count();
+  }
+  // Armed once it is in the map, and outside the lock: nginx sends the next request as soon as
+  // it has the answer, and the thread that request wakes must find the connection here without
+  // waiting for this one (a futex wait per answer, measured). Should the sweep close it in
+  // between (nginx closed it), the arming fails or, were the number reused already, registers a
+  // token no entry matches: one spurious wake-up, which take() answers with none.
   epoll_event event{};
   event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
-  event.data.u64 = kTokenTag | (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(fd);
+  event.data.u64 = token;
   // MOD when the connection was parked before (its registration stays, disarmed, while it is
   // served); ADD the first time.
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event) != 0 &&
       ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
-    return;
+    take(token);  // not watched: closed (if still here) rather than parked for ever
   }
-  parked_[fd] = {std::move(connection), generation, Clock::now()};
-  update_count();
 }
 
 UniqueFd KeptConnections::take(std::uint64_t token) {

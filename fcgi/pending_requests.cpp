@@ -1,5 +1,6 @@
 #include "pending_requests.h"
 
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -54,7 +55,10 @@ PendingRequests::~PendingRequests() {
 }
 
 void PendingRequests::start() {
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this] {
+    ::pthread_setname_np(::pthread_self(), "pending");
+    run();
+  });
 }
 
 void PendingRequests::add(UniqueFd connection, Clock::time_point deadline) {

@@ -3,6 +3,7 @@
 #include <fcgiapp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -46,7 +47,7 @@ std::atomic<std::int64_t> last_accept_error_log_s{-1000};
 // The access log's line for one answer. Health and monitoring probes (a balancer's every few
 // seconds) stay out of it unless they fail or are slow; /metrics and /status count them.
 void log_access(const util::AccessLog& access_log, const api::HttpResponse& response,
-                const std::string& method, std::uint64_t duration_us, bool slow) {
+                const std::string& method, std::uint64_t duration_us, bool slow, int pid) {
   const bool probe = response.endpoint_index == api::kOpsEndpoint && response.status < 500;
   if (!slow && (!access_log.enabled() || probe)) return;
   const util::AccessRecord record{util::unix_ms_now(),
@@ -56,16 +57,15 @@ void log_access(const util::AccessLog& access_log, const api::HttpResponse& resp
                                   response.status,
                                   duration_us,
                                   response.body.size(),
-                                  static_cast<int>(::getpid())};
+                                  pid};
   const std::string line = util::format_access_line(record);
   if (slow) util::log_warning("slow request: " + line.substr(0, line.size() - 1));
   access_log.write(line);
 }
 
-// The backstop of the screen (request_screen.h): libfcgi reads only a whole request that is
-// already queued, so none of its reads waits; were the screen ever wrong, a read would still
-// give up after fcgi_read_timeout_ms (a blocking read's SO_RCVTIMEO), failing the request, and
-// libfcgi would close the connection. Set once per connection: nothing per request.
+// The screen's backstop (request_screen.h): libfcgi reads only a whole, queued request, so no
+// read of it waits; were the screen wrong, a read would fail after fcgi_read_timeout_ms and
+// libfcgi close the connection. Set once per connection.
 void set_receive_timeout(int fd, std::chrono::milliseconds timeout) {
   const timeval tv{static_cast<time_t>(timeout.count() / 1000),
                    static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
@@ -125,7 +125,10 @@ void WorkerPool::start() {
   pending_.start();
   slot_.threads.store(config_.worker.threads);
   for (unsigned i = 0; i < config_.worker.threads; ++i) {
-    threads_.emplace_back([this] { serve(); });
+    threads_.emplace_back([this] {
+      ::pthread_setname_np(::pthread_self(), "pool");  // for `top -H` and test_request_cost
+      serve();
+    });
   }
 }
 
@@ -178,10 +181,9 @@ UniqueFd WorkerPool::take_while_draining() {
   return connection;
 }
 
-// The stop eventfd stays readable (level-triggered), so that it wakes every waiting thread in
-// turn, however many; once none waits for work, it would only keep draining threads from
-// sleeping. A thread counts itself in waiting_ before it looks at stopping_, so one that comes
-// to wait after this looked finds stopping_ set and never sleeps on the set.
+// The stop eventfd stays readable (level-triggered): it wakes every waiting thread in turn; once
+// none waits for work it would only keep draining threads awake. A thread counts itself in
+// waiting_ before it reads stopping_, so none can sleep on the set after this looked.
 void WorkerPool::retire_stop_signal() {
   if (waiting_.load() == 0) {
     ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, stop_fd_.get(), nullptr);
@@ -378,7 +380,8 @@ void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueF
   board.record(response.endpoint_index, response.status, duration_us, slow);
   slot_.active.fetch_sub(1);
   slot_.requests.fetch_add(1, std::memory_order_relaxed);
-  log_access(access_log_, response, method, duration_us, slow);
+  // The pid as the slot holds it: getpid() is a system call per answer.
+  log_access(access_log_, response, method, duration_us, slow, slot_.pid.load());
 }
 
 void WorkerPool::serve() {

@@ -56,21 +56,34 @@ std::optional<std::string> canonical_base_units(std::string_view digits) {
 // Decimals beyond 18 work too; negative ones are a caller bug, refused loudly rather than
 // rendering a wrong amount.
 std::string format_units(std::string_view base_units, int decimals) {
+  std::string text;
+  append_units(text, base_units, decimals);
+  return text;
+}
+
+// The point moves `decimals` places left: the digits before the last `decimals` are the whole
+// part ("0" when there are none), the rest the fraction, left-padded with zeros to `decimals`
+// digits, its trailing zeros dropped (and the point with them when nothing is left).
+void append_units(std::string& out, std::string_view base_units, int decimals) {
   if (decimals < 0) throw std::out_of_range("format_units: negative decimals");
   const auto places = static_cast<std::size_t>(decimals);
-  if (places == 0) return std::string(base_units);
-
-  // Left-pad so there is at least one whole digit, then move the point.
-  std::string padded(places + 1 > base_units.size() ? places + 1 - base_units.size() : 0, '0');
-  padded.append(base_units);
-  const std::size_t point = padded.size() - places;
-  std::string whole = padded.substr(0, point);
-  std::string fraction = padded.substr(point);
-
-  const std::size_t last = fraction.find_last_not_of('0');
-  if (last == std::string::npos) return whole;
-  fraction.resize(last + 1);
-  return whole + "." + fraction;
+  if (places == 0) {
+    out.append(base_units);
+    return;
+  }
+  const bool has_whole = base_units.size() > places;
+  if (has_whole) {
+    out.append(base_units.substr(0, base_units.size() - places));
+  } else {
+    out += '0';
+  }
+  const std::string_view tail =
+      has_whole ? base_units.substr(base_units.size() - places) : base_units;
+  const std::size_t last = tail.find_last_not_of('0');
+  if (last == std::string_view::npos) return;
+  out += '.';
+  out.append(places - tail.size(), '0');
+  out.append(tail.substr(0, last + 1));
 }
 
 std::optional<std::string> parse_units(std::string_view text, int decimals) {

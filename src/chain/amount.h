@@ -19,6 +19,9 @@ std::optional<std::string> canonical_base_units(std::string_view digits);
 // no trailing zeros, no trailing dot, "0" for zero. ("88450000000000000000", 18) -> "88.45".
 // `base_units` must be canonical.
 std::string format_units(std::string_view base_units, int decimals);
+// The same text appended to `out`, with no allocation of its own (a history page renders three
+// amounts per record).
+void append_units(std::string& out, std::string_view base_units, int decimals);
 
 // Whole units as printed by format_units (also accepts trailing zeros and leading zeros) ->
 // canonical base units. nullopt for signs, exponents, empty parts, more fraction digits than

@@ -1,11 +1,16 @@
 #include "db/background_loop.h"
 
+#include <pthread.h>
+
 #include "db/connection.h"
 
 namespace connector::db {
 
-void BackgroundLoop::start(Round round) {
-  thread_ = std::thread([this, round = std::move(round)] { run(round); });
+void BackgroundLoop::start(const char* name, Round round) {
+  thread_ = std::thread([this, name, round = std::move(round)] {
+    ::pthread_setname_np(::pthread_self(), name);
+    run(round);
+  });
   std::unique_lock lock(mutex_);
   wake_.wait(lock, [this] { return first_round_done_ || stopping_; });
 }

@@ -19,9 +19,9 @@ class BackgroundLoop {
   BackgroundLoop(const BackgroundLoop&) = delete;
   BackgroundLoop& operator=(const BackgroundLoop&) = delete;
 
-  // Starts the thread (set up for the database driver) and returns once its first round has
-  // ended.
-  void start(Round round);
+  // Starts the thread (set up for the database driver), named `name` (at most 15 characters:
+  // what `top -H` and /proc/PID/task/TID/comm show), and returns once its first round has ended.
+  void start(const char* name, Round round);
   void stop();
 
  private:

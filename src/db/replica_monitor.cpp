@@ -64,7 +64,7 @@ ReplicaLagMonitor::~ReplicaLagMonitor() { stop(); }
 
 void ReplicaLagMonitor::start() {
   if (servers_.empty()) return;
-  loop_.start([this] { return round(); });
+  loop_.start("lag-monitor", [this] { return round(); });
 }
 
 void ReplicaLagMonitor::stop() {

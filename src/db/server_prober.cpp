@@ -6,7 +6,7 @@
 namespace connector::db {
 
 void ServerProber::start() {
-  loop_.start([this] {
+  loop_.start("prober", [this] {
     for (auto& target : breakers_.open_servers()) {
       const std::string name = target.endpoint.describe();
       Connection probe({std::move(target)},

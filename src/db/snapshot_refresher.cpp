@@ -50,8 +50,8 @@ std::chrono::milliseconds SnapshotRefresher::next_wait(std::chrono::milliseconds
 }
 
 void SnapshotRefresher::start() {
-  loop_.start([this, random = std::minstd_rand(static_cast<unsigned>(::getpid())),
-               jitter = std::uniform_real_distribution<double>(-0.1, 0.1)]() mutable {
+  loop_.start("snapshots", [this, random = std::minstd_rand(static_cast<unsigned>(::getpid())),
+                            jitter = std::uniform_real_distribution<double>(-0.1, 0.1)]() mutable {
     failures_ = load_all() ? 0 : failures_ + 1;
     return next_wait(refresh_interval(config_), failures_, jitter(random));
   });

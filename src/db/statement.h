@@ -42,7 +42,10 @@ T read_value(sql::ResultSet& rs, int column) {
     }
     return static_cast<T>(index - 1);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    return rs.isNull(column) ? std::string() : std::string(rs.getString(column));
+    // Connector/C++ reads NULL as "". The text is moved out of the SQLString the driver made
+    // (its only copy): one allocation per long text column, not two.
+    sql::SQLString text = rs.getString(column);
+    return std::move(const_cast<std::string&>(text.asStdString()));
   } else if constexpr (std::is_same_v<T, bool>) {
     return rs.getBoolean(column);
   } else if constexpr (std::is_signed_v<T>) {

@@ -71,7 +71,7 @@ EventPublisher::~EventPublisher() { stop(); }
 
 void EventPublisher::start() {
   if (config_.worker.events_publisher.empty()) return;
-  loop_.start([this] { return round(); });
+  loop_.start("publisher", [this] { return round(); });
 }
 
 void EventPublisher::stop() {

@@ -11,9 +11,11 @@ namespace {
 
 using domain::HistoryRecord;
 
-// Not-yet-recorded amounts stay "".
-std::string amount(const std::string& base_units, int decimals) {
-  return base_units.empty() ? std::string() : chain::format_units(base_units, decimals);
+// An amount in whole units; one not recorded yet stays "".
+void amount(ObjectText& o, std::string_view key, const std::string& base_units, int decimals) {
+  o.string_from(key, [&](std::string& out) {
+    if (!base_units.empty()) chain::append_units(out, base_units, decimals);
+  });
 }
 
 template <typename T>
@@ -98,9 +100,9 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::R
   o.string("source_asset_type", sa.asset_type);
   o.string("destination_asset_type", da.asset_type);
   // The fee is charged in the source asset.
-  o.string("source_amount", amount(r.source_amount, sa.decimals));
-  o.string("destination_amount", amount(r.destination_amount, da.decimals));
-  o.string("fee", amount(r.fee, sa.decimals));
+  amount(o, "source_amount", r.source_amount, sa.decimals);
+  amount(o, "destination_amount", r.destination_amount, da.decimals);
+  amount(o, "fee", r.fee, sa.decimals);
   o.string("status", domain::status_name(r.status));
   if (with_status_message) o.string("status_message", status_message(r));
   o.close();

@@ -77,13 +77,43 @@ void append_string(std::string& out, std::string_view value) {
   out += '"';
 }
 
-// Keys are this program's own identifiers: nothing in them to escape.
+char* ObjectText::extend(std::size_t n) {
+  const std::size_t at = out_.size();
+  out_.resize(at + n);
+  return out_.data() + at;
+}
+
+// Keys are this program's own identifiers: nothing in them to escape. Written with one resize
+// rather than four appends: a page of 20 records writes about 700 names.
 void ObjectText::name(std::string_view key) {
-  if (!first_) out_ += ',';
+  char* p = extend(key.size() + (first_ ? 3 : 4));
+  if (!first_) *p++ = ',';
   first_ = false;
-  out_ += '"';
-  out_.append(key);
-  out_ += "\":";
+  *p++ = '"';
+  std::memcpy(p, key.data(), key.size());
+  p += key.size();
+  *p++ = '"';
+  *p = ':';
+}
+
+void ObjectText::string(std::string_view key, std::string_view value) {
+  if (!is_clean(value)) {
+    name(key);
+    append_string(out_, value);
+    return;
+  }
+  // The usual case, name and value in one go: "key":"value".
+  char* p = extend(key.size() + value.size() + (first_ ? 5 : 6));
+  if (!first_) *p++ = ',';
+  first_ = false;
+  *p++ = '"';
+  std::memcpy(p, key.data(), key.size());
+  p += key.size();
+  std::memcpy(p, "\":\"", 3);
+  p += 3;
+  std::memcpy(p, value.data(), value.size());
+  p += value.size();
+  *p = '"';
 }
 
 void ObjectText::number(std::string_view key, std::uint64_t value) {

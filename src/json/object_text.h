@@ -20,9 +20,14 @@ class ObjectText {
   // Starts an object at the end of out.
   explicit ObjectText(std::string& out) : out_(out) { out_ += '{'; }
 
-  void string(std::string_view key, std::string_view value) {
+  void string(std::string_view key, std::string_view value);
+  // A string whose text append(out) appends, which must need no escape (digits, say).
+  template <typename Append>
+  void string_from(std::string_view key, Append&& append) {
     name(key);
-    append_string(out_, value);
+    out_ += '"';
+    append(out_);
+    out_ += '"';
   }
   void number(std::string_view key, std::uint64_t value);
   void number(std::string_view key, std::int64_t value);
@@ -33,6 +38,8 @@ class ObjectText {
 
  private:
   void name(std::string_view key);
+  // Grows out_ by n bytes and returns where they start, for the caller to fill.
+  char* extend(std::size_t n);
 
   std::string& out_;
   bool first_ = true;

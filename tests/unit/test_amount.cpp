@@ -54,6 +54,16 @@ BOOST_AUTO_TEST_CASE(format_units_table) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(append_units_appends_the_same_text) {
+  for (const FormatCase& c : kFormatCases) {
+    BOOST_TEST_CONTEXT(c.base_units << " / " << c.decimals) {
+      std::string out = "\"";
+      append_units(out, c.base_units, c.decimals);
+      BOOST_TEST(out == "\"" + std::string(c.whole_units));
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(negative_decimals_are_refused) {
   // Outside the header's 0-18 contract: never a silently wrong amount.
   BOOST_CHECK_THROW(format_units("1", -1), std::out_of_range);

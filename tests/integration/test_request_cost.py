@@ -1,0 +1,180 @@
+"""The request path's cost, counted rather than timed (issue 35): the system calls and the heap
+allocations of the worker's pool threads per answer, over 1,000 answers on one kept
+connection, for each kind of answer the budgets of docs/BENCHMARKS.md name ("The request path
+at its floor"):
+
+* an answer held in memory (/v1/networks);
+* one record (/v1/history/hash): one statement;
+* a page of 20 records (/v1/history?page_size=20): one statement, the total in it.
+
+System calls: `strace -c` attached to the pool's threads (named "pool"), so the background
+threads (snapshots, lag monitor, publisher, prober, pending requests) are not counted. The
+floor of this design for an answer held in memory is 5: the wake-up (epoll_wait), the screen's
+look at the request (recv MSG_PEEK), libfcgi's read, the answer in one writev, and the kept
+connection armed again (epoll_ctl). A statement adds its round trip to MariaDB.
+
+Allocations: calls of libc's malloc, calloc and realloc (operator new's included), counted by
+perf with uprobes on libc (`perf probe`), on the same threads. The plain build only: the
+sanitized worker's allocations are AddressSanitizer's, not libc's.
+
+Through nginx as it ships, but for two settings, each because of what is counted: its cache off
+(a cached answer never reaches the worker) and its per-client rate limit off (the 1,000 answers
+come from one client, as fast as the worker gives them)."""
+
+import http.client
+import re
+import signal
+import subprocess
+import time
+import unittest
+from pathlib import Path
+
+from fixture import Fixture
+from harness import BUILD_DIR, Stack, wait_for
+
+fixture = Fixture()
+REQUESTS = 1000
+LIBC = Path("/lib/x86_64-linux-gnu/libc.so.6")
+ALLOCATORS = ("malloc", "calloc", "realloc")
+
+# Per answer. System calls: the floor of 5 above, the access log's line (one write: it is on as
+# shipped), and for a statement its round trip: the query sent, the answer read, and when it has
+# not come yet (most often) a read that finds nothing and a poll (libmariadb's wait with the
+# read timeout). The pool's once-a-second heartbeats add a few hundredths at most.
+# Allocations: as measured at the commit that set them (docs/BENCHMARKS.md), with a margin of a
+# few: 31 of the memory answer's are libfcgi's (a request's streams and parameters).
+BUDGETS = {
+    "memory": {"path": "/v1/networks", "syscalls": 6.1, "allocations": 55},
+    "record": {"path": None, "syscalls": 10.1, "allocations": 175},
+    "page of 20": {"path": "/v1/history?page_size=20", "syscalls": 10.1, "allocations": 370},
+}
+
+stack = None
+
+
+def setUpModule():
+    global stack
+    stack = Stack(fixture=fixture.path, threads=2, config={"processes": 1},
+                  nginx_cache=False, nginx_env={"NGINX_CONNECTOR_RATE": "off"})
+    BUDGETS["record"]["path"] = f"/v1/history/hash?hash={fixture.records()[0]['hash']}"
+
+
+def tearDownModule():
+    stack.stop()
+
+
+def sanitized_build():
+    cache = BUILD_DIR / "CMakeCache.txt"
+    return cache.exists() and "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace")
+
+
+def pool_threads():
+    """The thread ids of the worker process's pool (its one process's threads named "pool")."""
+    master = stack.worker.pid
+    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True,
+                              text=True).stdout.split()
+    assert len(children) == 1, f"one worker process expected, found {children}"
+    tasks = Path(f"/proc/{children[0]}/task")
+    tids = [t.name for t in tasks.iterdir() if (t / "comm").read_text().strip() == "pool"]
+    assert len(tids) == 2, f"two pool threads expected, found {tids}"
+    return tids
+
+
+def answer_many(path, count):
+    """`count` GETs of `path`, one after the other on one connection to nginx (which keeps one
+    connection to the worker): each must be a 200."""
+    connection = http.client.HTTPConnection("127.0.0.1", stack.port, timeout=30)
+    try:
+        for _ in range(count):
+            connection.request("GET", path)
+            response = connection.getresponse()
+            response.read()
+            assert response.status == 200, (path, response.status)
+    finally:
+        connection.close()
+
+
+def counted(tool, path):
+    """Runs `tool` (a command attached to the pool's threads, which stops on SIGINT and writes
+    its report to its -o file) over REQUESTS answers of `path`; the report's text."""
+    answer_many(path, 20)  # warm: snapshots, prepared statements, the kept connection
+    report = Path(stack.dir) / "cost-report.txt"
+    report.unlink(missing_ok=True)
+    attached = subprocess.Popen([*tool, "-o", str(report)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)  # attached to every thread before the first request
+    try:
+        answer_many(path, REQUESTS)
+    finally:
+        attached.send_signal(signal.SIGINT)
+        _, errors = attached.communicate(timeout=60)
+    assert wait_for(report.exists, seconds=10), f"{tool[0]} wrote no report: {errors}"
+    text = report.read_text()
+    assert text.strip(), f"{tool[0]} wrote no report: {errors}"
+    return text
+
+
+def syscalls_per_answer(path):
+    """{system call: calls per answer} of the pool threads."""
+    tool = ["strace", "-c", "-U", "calls,name"]
+    for tid in pool_threads():
+        tool += ["-p", tid]
+    calls = {}
+    for line in counted(tool, path).splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0].isdigit() and fields[1] != "total":
+            calls[fields[1]] = int(fields[0]) / REQUESTS
+    return calls
+
+
+def ensure_probes():
+    """perf's uprobes on libc's allocators (once per machine; they stay until removed)."""
+    listed = subprocess.run(["perf", "probe", "-l"], capture_output=True, text=True).stdout
+    for function in ALLOCATORS:
+        if f"probe_libc:{function} " not in listed + " ":
+            subprocess.run(["perf", "probe", "-q", "-x", str(LIBC), "--add", function],
+                           check=True, capture_output=True, text=True)
+
+
+def allocations_per_answer(path):
+    """{allocator: calls per answer} of the pool threads."""
+    ensure_probes()
+    events = ",".join(f"probe_libc:{f}" for f in ALLOCATORS)
+    tool = ["perf", "stat", "-x", ",", "-e", events, "-t", ",".join(pool_threads())]
+    calls = {}
+    for line in counted(tool, path).splitlines():
+        match = re.match(r"^(\d+),[^,]*,probe_libc:(\w+)", line)
+        if match:
+            calls[match.group(2)] = int(match.group(1)) / REQUESTS
+    assert set(calls) == set(ALLOCATORS), f"perf counted {calls}"
+    return calls
+
+
+def describe(calls):
+    return ", ".join(f"{name} {n:.2f}" for name, n in sorted(calls.items(), key=lambda c: -c[1]))
+
+
+class RequestCost(unittest.TestCase):
+    def test_system_calls_per_answer_stay_within_budget(self):
+        for kind, budget in BUDGETS.items():
+            with self.subTest(kind):
+                calls = syscalls_per_answer(budget["path"])
+                total = sum(calls.values())
+                print(f"system calls per answer, {kind}: {total:.2f} ({describe(calls)})")
+                self.assertLessEqual(total, budget["syscalls"], describe(calls))
+                # Every answer is one write, and one wake-up: nothing else wakes the pool.
+                self.assertAlmostEqual(calls.get("writev", 0), 1.0, delta=0.01)
+                self.assertLessEqual(calls.get("epoll_wait", 0), 1.05)
+
+    @unittest.skipIf(sanitized_build(), "AddressSanitizer replaces libc's allocator")
+    def test_heap_allocations_per_answer_stay_within_budget(self):
+        for kind, budget in BUDGETS.items():
+            with self.subTest(kind):
+                calls = allocations_per_answer(budget["path"])
+                total = sum(calls.values())
+                print(f"heap allocations per answer, {kind}: {total:.1f} ({describe(calls)})")
+                self.assertLessEqual(total, budget["allocations"], describe(calls))
+
+
+if __name__ == "__main__":
+    unittest.main()
