@@ -38,8 +38,7 @@ def encode_params(params):
 def request_params(path, query="", method="GET", request_id="0123456789abcdef"):
     """The parameters the worker reads, as nginx's fastcgi-connector.params sends them."""
     return {"REQUEST_METHOD": method, "DOCUMENT_URI": path, "QUERY_STRING": query,
-            "REQUEST_URI": path + (f"?{query}" if query else ""), "REQUEST_ID": request_id,
-            "SERVER_PROTOCOL": "HTTP/1.1", "GATEWAY_INTERFACE": "CGI/1.1"}
+            "REQUEST_URI": path + (f"?{query}" if query else ""), "REQUEST_ID": request_id}
 
 
 def request_bytes(params, request_id=1, keep_conn=False):

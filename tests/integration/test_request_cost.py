@@ -42,11 +42,11 @@ ALLOCATORS = ("malloc", "calloc", "realloc")
 # not come yet (most often) a read that finds nothing and a poll (libmariadb's wait with the
 # read timeout). The pool's once-a-second heartbeats add a few hundredths at most.
 # Allocations: as measured at the commit that set them (docs/BENCHMARKS.md), with a margin of a
-# few: 31 of the memory answer's are libfcgi's (a request's streams and parameters).
+# few: 17 of the memory answer's are libfcgi's (a request's streams and parameters).
 BUDGETS = {
-    "memory": {"path": "/v1/networks", "syscalls": 6.1, "allocations": 55},
-    "record": {"path": None, "syscalls": 10.1, "allocations": 175},
-    "page of 20": {"path": "/v1/history?page_size=20", "syscalls": 10.1, "allocations": 370},
+    "memory": {"path": "/v1/networks", "syscalls": 6.3, "allocations": 42},
+    "record": {"path": None, "syscalls": 10.3, "allocations": 160},
+    "page of 20": {"path": "/v1/history?page_size=20", "syscalls": 10.3, "allocations": 355},
 }
 
 stack = None
