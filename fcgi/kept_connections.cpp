@@ -57,21 +57,23 @@ void KeptConnections::park(UniqueFd connection) {
     token = kTokenTag | (std::uint64_t{generation} << 32) | static_cast<std::uint32_t>(fd);
     parked_[fd] = {std::move(connection), generation, Clock::now()};
     update_count();
+    arming_.fetch_add(1);
   }
   // Armed once it is in the map, and outside the lock: nginx sends the next request as soon as
   // it has the answer, and the thread that request wakes must find the connection here without
-  // waiting for this one (a futex wait per answer, measured). Should the sweep close it in
-  // between (nginx closed it), the arming fails or, were the number reused already, registers a
-  // token no entry matches: one spurious wake-up, which take() answers with none.
+  // waiting for this one (a futex wait per answer, measured). The sweep may close it meanwhile
+  // (nginx closed it): the sweep then keeps the descriptor open until no park is arming
+  // (arming_), so its number cannot be reused under this epoll_ctl, which at worst arms the
+  // dead connection's own file (closed, and so out of the set, by the sweep).
   epoll_event event{};
   event.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
   event.data.u64 = token;
   // MOD when the connection was parked before (its registration stays, disarmed, while it is
   // served); ADD the first time.
-  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event) != 0 &&
-      ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
-    take(token);  // not watched: closed (if still here) rather than parked for ever
-  }
+  const bool armed = ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &event) == 0 ||
+                     ::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) == 0;
+  arming_.fetch_sub(1);
+  if (!armed) take(token);  // not watched: closed (if still here) rather than parked for ever
 }
 
 UniqueFd KeptConnections::take(std::uint64_t token) {
@@ -93,7 +95,7 @@ void KeptConnections::on_timer() {
 }
 
 void KeptConnections::close_idle() {
-  if (empty()) return;
+  if (empty() && closing_count_.load() == 0) return;
   const std::unique_lock lock(mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is at it, or parking
   const auto now = Clock::now();
@@ -106,11 +108,15 @@ void KeptConnections::close_idle() {
       ++it;
       continue;
     }
-    // Out of the set before the close (the erase): an event already on its way finds no entry
-    // in take().
+    // Out of the set before the close: an event already on its way finds no entry in take().
     ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->first, nullptr);
+    closing_.push_back(std::move(it->second.connection));
     it = parked_.erase(it);
   }
+  // Closed only while no park is between its map entry and its epoll_ctl (see park()). Read
+  // under the lock: a park that counts itself after this read parks a descriptor of its own.
+  if (arming_.load() == 0) closing_.clear();
+  closing_count_.store(closing_.size());
   update_count();
 }
 

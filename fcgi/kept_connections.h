@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "unique_fd.h"
 
@@ -88,8 +89,11 @@ class KeptConnections {
   const UniqueFd timer_fd_;
   const std::chrono::milliseconds idle_limit_;
   std::mutex mutex_;
-  std::unordered_map<int, Parked> parked_;  // by descriptor number
-  std::atomic<std::size_t> count_{0};       // parked_.size(), read without the lock
+  std::unordered_map<int, Parked> parked_;     // by descriptor number
+  std::atomic<std::size_t> count_{0};          // parked_.size(), read without the lock
+  std::atomic<unsigned> arming_{0};            // parks between their map entry and epoll_ctl
+  std::vector<UniqueFd> closing_;              // swept, closed once arming_ is 0
+  std::atomic<std::size_t> closing_count_{0};  // closing_.size(), read without the lock
   std::uint32_t next_generation_ = 0;
   bool draining_ = false;
 };

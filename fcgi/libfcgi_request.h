@@ -16,11 +16,20 @@ class LibfcgiRequest {
   LibfcgiRequest(const LibfcgiRequest&) = delete;
   LibfcgiRequest& operator=(const LibfcgiRequest&) = delete;
 
+  // The CGI variables the worker reads; each a null string_view when absent (the first when
+  // sent twice). Valid until FCGX_Finish_r.
+  struct Params {
+    std::string_view method, document_uri, request_uri, query_string, request_id;
+    std::string_view if_none_match, last_event_id, if_modified_since, accept, upgrade;
+    // nginx's $document_uri, the decoded, normalised path; REQUEST_URI's path as the fallback.
+    std::string_view path() const;
+  };
+
   FCGX_Request& get() { return request_; }
-  // A CGI variable of the request read; "" when absent. Valid until FCGX_Finish_r.
-  std::string_view param(const char* name) const;
-  // nginx's $document_uri, the decoded, normalised path; REQUEST_URI's path as the fallback.
-  std::string_view path() const;
+  // Found in one pass over the request's variables: libfcgi's FCGX_GetParam scans them all
+  // for each name (for nothing when a header is absent), some 5,000 instructions per answer
+  // for ten names (docs/BENCHMARKS.md, issue 35).
+  Params params() const;
   // Reads the STDIN stream to its end: the GET and HEAD requests served here carry no body
   // worth keeping, and what is left unread on a kept connection would be read as the start of
   // the next request.

@@ -64,8 +64,8 @@ void log_access(const util::AccessLog& access_log, const api::HttpResponse& resp
 }
 
 // The screen's backstop (request_screen.h): libfcgi reads only a whole, queued request, so no
-// read of it waits; were the screen wrong, a read would fail after fcgi_read_timeout_ms and
-// libfcgi close the connection. Set once per connection.
+// read of it waits; were the screen wrong, a read that waited fcgi_read_timeout_ms for a byte
+// would fail and libfcgi close the connection. A bound per read, set once per connection.
 void set_receive_timeout(int fd, std::chrono::milliseconds timeout) {
   const timeval tv{static_cast<time_t>(timeout.count() / 1000),
                    static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
@@ -345,20 +345,20 @@ void WorkerPool::answer(ThreadServices& thread, LibfcgiRequest& libfcgi, UniqueF
   slot_.active.fetch_add(1);
   board.accepted.fetch_add(1, std::memory_order_relaxed);
   note_active(board);
-
+  const LibfcgiRequest::Params params = libfcgi.params();
   // Copied: the parameters are freed by FCGX_Finish_r, before the access log line is written.
-  const std::string method(libfcgi.param("REQUEST_METHOD"));
+  const std::string method(params.method);
   const auto response = thread.router().handle({
       .method = method,
-      .path = libfcgi.path(),
-      .query_string = libfcgi.param("QUERY_STRING"),
-      .if_none_match = libfcgi.param("HTTP_IF_NONE_MATCH"),
-      .request_id = libfcgi.param("REQUEST_ID"),
+      .path = params.path(),
+      .query_string = params.query_string,
+      .if_none_match = params.if_none_match,
+      .request_id = params.request_id,
       .deadline = deadline,
-      .last_event_id = libfcgi.param("HTTP_LAST_EVENT_ID"),
-      .if_modified_since = libfcgi.param("HTTP_IF_MODIFIED_SINCE"),
-      .accept = libfcgi.param("HTTP_ACCEPT"),
-      .upgrade = libfcgi.param("HTTP_UPGRADE"),
+      .last_event_id = params.last_event_id,
+      .if_modified_since = params.if_modified_since,
+      .accept = params.accept,
+      .upgrade = params.upgrade,
   });
   const bool written = write_response(connection.get(), request.requestId, response.head,
                                       response.body, read_timeout_);

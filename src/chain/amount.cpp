@@ -65,7 +65,7 @@ std::string format_units(std::string_view base_units, int decimals) {
 // part ("0" when there are none), the rest the fraction, left-padded with zeros to `decimals`
 // digits, its trailing zeros dropped (and the point with them when nothing is left).
 void append_units(std::string& out, std::string_view base_units, int decimals) {
-  if (decimals < 0) throw std::out_of_range("format_units: negative decimals");
+  if (decimals < 0) throw std::out_of_range("append_units: negative decimals");
   const auto places = static_cast<std::size_t>(decimals);
   if (places == 0) {
     out.append(base_units);

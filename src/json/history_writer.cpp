@@ -11,8 +11,10 @@ namespace {
 
 using domain::HistoryRecord;
 
-// An amount in whole units; one not recorded yet stays "".
+// An amount in whole units; one not recorded yet stays "". Digits and a point, nothing to
+// escape: the schema holds amounts to canonical digits (ck_history_amounts, migration 0001).
 void amount(ObjectText& o, std::string_view key, const std::string& base_units, int decimals) {
+  if (decimals < 0) throw std::out_of_range("a history record's asset has negative decimals");
   o.string_from(key, [&](std::string& out) {
     if (!base_units.empty()) chain::append_units(out, base_units, decimals);
   });

@@ -38,7 +38,8 @@ class ObjectText {
 
  private:
   void name(std::string_view key);
-  // Grows out_ by n bytes and returns where they start, for the caller to fill.
+  // Grows out_ by n bytes and returns where they start, for the caller to fill. It may move
+  // out_'s bytes: what is copied in must not point into out_.
   char* extend(std::size_t n);
 
   std::string& out_;

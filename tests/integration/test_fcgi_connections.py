@@ -107,7 +107,8 @@ class ReadTimeout(unittest.TestCase):
                        for target in ["/v1/networks", "/healthz", "/v1/pairs"] * 2]
             for client in clients:
                 client.start()
-            # Each thread of the pool is held by one bad connection at a time, for CUT_S at most.
+            # No pool thread holds a bad connection (they wait in PendingRequests); the bound
+            # below is what holding one at a time for CUT_S would take.
             rounds = math.ceil(len(socks) / THREADS)
             closed = wait_closed(socks, opened + rounds * CUT_S + SLACK_S)
             for client in clients:

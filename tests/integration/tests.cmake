@@ -25,7 +25,7 @@ set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
 set(CONNECTOR_EXCLUSIVE_TESTS ${CONNECTOR_LOAD_TESTS} test_database_boundary test_events
     test_fcgi_slowloris test_fcgi_connections test_fcgi_boundary test_log_flood test_nginx
     test_replica_lag test_replicas test_db_restart test_systemd test_worker_pool
-    test_events_fault_domain)
+    test_events_fault_domain test_request_cost)
 set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
     test_replica_lag test_fleet test_events test_events_fault_domain)
 

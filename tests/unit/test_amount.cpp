@@ -34,6 +34,8 @@ const FormatCase kFormatCases[] = {
     {"1500000", 6, "1.5"},
     {"1500001", 6, "1.500001"},
     {"123456789", 8, "1.23456789"},
+    {"123", 3, "0.123"},
+    {"120", 3, "0.12"},
     {kMax, 18, "115792089237316195423570985008687907853269984665640564039457.584007913129639935"},
     {kMax, 0, kMax},
 };
@@ -67,6 +69,9 @@ BOOST_AUTO_TEST_CASE(append_units_appends_the_same_text) {
 BOOST_AUTO_TEST_CASE(negative_decimals_are_refused) {
   // Outside the header's 0-18 contract: never a silently wrong amount.
   BOOST_CHECK_THROW(format_units("1", -1), std::out_of_range);
+  std::string out;
+  BOOST_CHECK_THROW(append_units(out, "1", -1), std::out_of_range);
+  BOOST_TEST(out.empty());
   BOOST_TEST(!parse_units("1", -1).has_value());
 }
 
