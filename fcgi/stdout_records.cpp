@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/container/small_vector.hpp>
 #include <cerrno>
 #include <cstdint>
-#include <vector>
 
 #include "net/fcgi_record.h"
 
@@ -20,6 +20,10 @@ using net::fcgi_record::kStdout;
 using net::fcgi_record::kVersion;
 
 using Header = std::array<unsigned char, net::fcgi_record::kHeaderBytes>;
+// In place up to an answer of about 260 KB (more than a page of 100 records): no
+// allocation per answer.
+constexpr std::size_t kInPlaceRecords = 8;
+using Iovecs = boost::container::small_vector<iovec, 2 * kInPlaceRecords + 1>;
 
 Header header(unsigned char type, int request_id, std::size_t length) {
   return {kVersion,
@@ -36,7 +40,7 @@ Header header(unsigned char type, int request_id, std::size_t length) {
 // at most SO_SNDTIMEO: the first one `timeout` (set at accept), each later one only what is
 // left of it, so the deadline holds for the whole answer, not per system call. Answers that fit
 // the socket's buffer, nearly all, go out in one writev and no setsockopt.
-bool write_all(int fd, std::vector<iovec>& iov, std::chrono::milliseconds timeout) {
+bool write_all(int fd, Iovecs& iov, std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + timeout;
   bool shortened = false;
@@ -83,12 +87,12 @@ bool write_response(int fd, int request_id, std::string_view head, std::string_v
   // The end of the request: an empty STDOUT record, then FCGI_END_REQUEST with its 8-byte body
   // (application status 0, protocol status FCGI_REQUEST_COMPLETE, 3 reserved bytes).
   static constexpr std::array<unsigned char, 8> kEndBody{};
-  std::vector<Header> headers;
+  boost::container::small_vector<Header, kInPlaceRecords> headers;
   headers.reserve(4 + (head.size() + body.size()) / kMaxContentBytes);
-  std::vector<iovec> iov;
+  Iovecs iov;
   iov.reserve(2 * headers.capacity());
   // Headers first (their addresses must not move once taken), then the iovecs.
-  std::vector<std::string_view> contents;
+  boost::container::small_vector<std::string_view, kInPlaceRecords> contents;
   for (std::string_view part : {head, body}) {
     while (!part.empty()) {
       const std::size_t length = std::min(part.size(), kMaxContentBytes);
