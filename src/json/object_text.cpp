@@ -109,8 +109,9 @@ void ObjectText::string(std::string_view key, std::string_view value) {
   *p++ = '"';
   std::memcpy(p, key.data(), key.size());
   p += key.size();
-  std::memcpy(p, "\":\"", 3);
-  p += 3;
+  *p++ = '"';
+  *p++ = ':';
+  *p++ = '"';
   std::memcpy(p, value.data(), value.size());
   p += value.size();
   *p = '"';
