@@ -75,11 +75,23 @@ bool write_all(int fd, Iovecs& iov, std::chrono::milliseconds timeout) {
 
 }  // namespace
 
-void set_send_timeout(int fd, std::chrono::microseconds timeout) {
+namespace {
+
+void set_timeout(int fd, int option, std::chrono::microseconds timeout) {
   timeout = std::max(timeout, std::chrono::microseconds(1000));
   const timeval tv{static_cast<time_t>(timeout.count() / 1000000),
                    static_cast<suseconds_t>(timeout.count() % 1000000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, option, &tv, sizeof tv);
+}
+
+}  // namespace
+
+void set_send_timeout(int fd, std::chrono::microseconds timeout) {
+  set_timeout(fd, SO_SNDTIMEO, timeout);
+}
+
+void set_receive_timeout(int fd, std::chrono::microseconds timeout) {
+  set_timeout(fd, SO_RCVTIMEO, timeout);
 }
 
 bool write_response(int fd, int request_id, std::string_view head, std::string_view body,

@@ -13,6 +13,8 @@ namespace connector::fcgi {
 // A blocking write on fd gives up after `timeout` (SO_SNDTIMEO; at least 1 ms, as 0 would
 // mean never).
 void set_send_timeout(int fd, std::chrono::microseconds timeout);
+// A blocking read on fd gives up after `timeout` (SO_RCVTIMEO; at least 1 ms): a bound per read.
+void set_receive_timeout(int fd, std::chrono::microseconds timeout);
 
 // Writes head then body on fd as STDOUT records of request_id, then the records that end the
 // request, all within `timeout`: a peer that takes the answer a few bytes at a time cannot hold

@@ -63,15 +63,6 @@ void log_access(const util::AccessLog& access_log, const api::HttpResponse& resp
   access_log.write(line);
 }
 
-// The screen's backstop (request_screen.h): libfcgi reads only a whole, queued request, so no
-// read of it waits; were the screen wrong, a read that waited fcgi_read_timeout_ms for a byte
-// would fail and libfcgi close the connection. A bound per read, set once per connection.
-void set_receive_timeout(int fd, std::chrono::milliseconds timeout) {
-  const timeval tv{static_cast<time_t>(timeout.count() / 1000),
-                   static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
   const std::uint32_t now = board.active_threads();
@@ -258,6 +249,8 @@ UniqueFd WorkerPool::accept_connection() {
     return {};
   }
   set_send_timeout(connection.get(), read_timeout_);  // a whole answer's deadline
+  // The screen's backstop (request_screen.h): libfcgi reads only a whole, queued request; were
+  // the screen wrong, a read waiting that long for a byte would fail and libfcgi close it.
   set_receive_timeout(connection.get(), read_timeout_);
   if (peer.ss_family == AF_INET || peer.ss_family == AF_INET6) {
     const int on = 1;  // as libfcgi does: the answer goes out in few writes, no Nagle delay

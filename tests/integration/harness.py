@@ -892,6 +892,12 @@ def prometheus(text):
     return samples
 
 
+def sanitized_build():
+    """True when BUILD_DIR is a sanitizer (ASan+UBSan) build tree."""
+    cache = BUILD_DIR / "CMakeCache.txt"
+    return cache.exists() and "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace")
+
+
 def wait_for(predicate, seconds=15, step=0.1):
     """Polls predicate every `step` seconds until it holds (True) or `seconds` pass (False)."""
     deadline = time.monotonic() + seconds

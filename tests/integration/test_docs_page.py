@@ -23,7 +23,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import ADMIN, BUILD_DIR, REPO, SCRIPTS, Stack, endpoint_params
+from harness import (ADMIN, BUILD_DIR, REPO, SCRIPTS, Stack, endpoint_params,
+                     sanitized_build)
 
 SCREENSHOT = BUILD_DIR / "docs-page.png"
 # The endpoint descriptions (src/api/endpoints.h): the document must list exactly these.
@@ -36,8 +37,7 @@ document = None
 
 def setUpModule():
     global stack, site, document
-    cache = BUILD_DIR / "CMakeCache.txt"
-    if cache.exists() and "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace"):
+    if sanitized_build():
         raise unittest.SkipTest(f"{BUILD_DIR} is a sanitizer build: the reference page is "
                                 "tested from the plain build tree")
     if shutil.which("chromium") is None:

@@ -32,7 +32,7 @@ import unittest
 from pathlib import Path
 
 from fixture import Fixture
-from harness import BUILD_DIR, Stack, wait_for
+from harness import Stack, sanitized_build, wait_for
 
 fixture = Fixture()
 REQUESTS = 1000
@@ -64,11 +64,6 @@ def setUpModule():
 def tearDownModule():
     remove_probes()
     stack.stop()
-
-
-def sanitized_build():
-    cache = BUILD_DIR / "CMakeCache.txt"
-    return cache.exists() and "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace")
 
 
 def pool_threads():

@@ -38,7 +38,8 @@ import unittest
 from pathlib import Path
 
 from fixture import Fixture
-from harness import BUILD_DIR, LOAD_FROM_ONE_CLIENT, REPO, SANITIZER_MARKERS, Stack, WORKER
+from harness import (LOAD_FROM_ONE_CLIENT, REPO, SANITIZER_MARKERS, Stack, WORKER,
+                     sanitized_build)
 
 UNITS = REPO / "systemd"
 SOCKET_UNIT = UNITS / "connector-worker.socket"
@@ -69,11 +70,6 @@ def setUpModule():
 
 def tearDownModule():
     stack.stop()
-
-
-def sanitized_build():
-    cache = BUILD_DIR / "CMakeCache.txt"
-    return cache.exists() and "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace")
 
 
 # --- unit files ------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import BUILD_DIR
+from harness import BUILD_DIR, sanitized_build
 
 PACKAGE = "unit-connector"
 
@@ -35,8 +35,7 @@ def run(args, check=True, **kwargs):
 
 
 def skip_unless_plain_tree():
-    cache = BUILD_DIR / "CMakeCache.txt"
-    if "CONNECTOR_SANITIZE:BOOL=ON" in cache.read_text(errors="replace"):
+    if sanitized_build():
         raise unittest.SkipTest(f"{BUILD_DIR} is a sanitizer build: the package is built and "
                                 "tested from the plain build tree only")
 
