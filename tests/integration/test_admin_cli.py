@@ -154,6 +154,19 @@ class Progress(unittest.TestCase):
         # After the import's 3,000 records and the 30,000 above.
         self.assertEqual(piped.stdout, "generated 100 history records, ids 33001 to 33100\n")
 
+    def test_3_a_bulk_statement_longer_than_the_request_paths_read_timeout_finishes(self):
+        # The counters' rebuild at the end of gen-history waits 7 s on a lock here, as it takes
+        # tens of seconds over 2,000,000 records: past the 5 s db_read_timeout_s of requests,
+        # which operator commands do not use (it lost the connection at 2,000,000).
+        lock = self.stack.hold_table_lock("history_address_counts", 7)
+        try:
+            done = self.stack.admin("gen-history", 10, "--seed", 7)
+        finally:
+            self.stack.release_table_lock(lock)
+        self.assertEqual((done.returncode, done.stderr), (0, ""))
+        self.assertEqual(done.stdout, "generated 10 history records, ids 33101 to 33110\n")
+        self.assertEqual(self.stack.sql("SELECT SUM(records) FROM history_counts"), [["33110"]])
+
 
 if __name__ == "__main__":
     unittest.main()
