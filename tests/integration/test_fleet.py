@@ -102,11 +102,12 @@ class Fleet:
         self.state = json.loads(state_file.read_text())
         self.nodes = self.state["nodes"]
         # Fails the test during which a process of the fleet crashed (tripwire.py): the front's
-        # and every node's nginx, every node's worker.
+        # and every node's nginx (its events nginx, where nchan runs, too), every node's worker.
         self.tripwire = Tripwire("fleet")
         self.tripwire.watch(Path(self.state["front_dir"]) / "error.log")
         for node in self.nodes:
             self.tripwire.watch(Path(node["dir"]) / "nginx" / "error.log")
+            self.tripwire.watch(Path(node["dir"]) / "nginx" / "events" / "error.log")
             self.tripwire.watch(Path(node["dir"]) / "worker.log")
 
     def log_text(self):

@@ -25,6 +25,7 @@ import textwrap
 import unittest
 from pathlib import Path
 
+import tripwire
 from harness import REPO
 from throwaway_root import overlay_unavailable, package_in_new_directory, run_as_root_in_overlay
 
@@ -147,6 +148,11 @@ printf 'events_again=%s %s\n' "$(stream)" "$(grep -c '"status":"Confirmed"' /tmp
 printf 'events_log=%s\n' "$(journalctl -u connector-events.service | grep -c '\[emerg\]\|\[alert\]')"
 printf 'events_cursor=%s\n' "$(stat -c '%U %a' /var/lib/connector/events-cursor 2>&1)"
 printf 'nginx_reads_config=%s\n' "$(runuser -u www-data -- cat /etc/connector/connector.conf >/dev/null 2>&1 && echo yes || echo no)"
+# The crash tripwire's lines (tripwire.py) in every log of the installed processes, before the
+# steps below that make nginx fail on purpose; the test judges them.
+printf 'fatal_lines=%s\n' "$( (cat /var/log/nginx/error.log /var/log/nginx/connector.error.log
+  journalctl -u connector-worker.service; journalctl -u connector-events.service) 2>&1 |
+  grep -E '\[(alert|emerg|crit)\]|Assertion|killed by ' | tr '\n' '|')"
 # The guide's warning, checked as it says: the API's snippet inside Debian's default site fails
 # nginx -t with a duplicate location "/" (the default site put back afterwards).
 cp /etc/nginx/sites-available/default /tmp/default-site
@@ -281,6 +287,16 @@ class GuideRunsVerbatim(unittest.TestCase):
         # Started again: a stream gets the record's state (Confirmed by then).
         self.assertEqual(self.value("events_again"), "200 1", self.output)
         self.assertEqual(self.value("events_log"), "0", self.output)
+
+    def test_no_installed_process_crashed(self):
+        # The one stop on purpose above: while the events nginx is stopped, the API's nginx
+        # cannot reach its socket and says so for each hand-over.
+        stopped = re.compile(r"\[crit\] .*connect\(\) to unix:/run/connector-events/"
+                             r"subscribe\.sock failed \(2: No such file or directory\)")
+        lines = [line for line in self.value("fatal_lines").split("|") if line]
+        self.assertTrue(all(tripwire.FATAL.search(line) for line in lines), lines)
+        self.assertEqual([line for line in lines if not stopped.search(line) and
+                          not any(p.search(line) for p, _ in tripwire.HARMLESS)], [])
 
     def test_the_snippet_in_debians_default_site_fails_as_the_guide_says(self):
         self.assertEqual(self.value("in_default_site"), 'duplicate location "/"')

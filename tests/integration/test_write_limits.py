@@ -112,7 +112,8 @@ def second_of_minute():
 
 
 class WorkerCap(StackPerClass):
-    # Two processes: the cap holds for both together. nginx's limits off.
+    # Two processes: the cap holds for both together. nginx's per-client limits as shipped,
+    # each request from a client of its own (realip: X-Forwarded-For), so only the cap refuses.
     stack_options = {"config": {"new_accounts_per_minute": CAP, "processes": 2},
                      "nginx_env": {"NGINX_CONNECTOR_REAL_IP": "on"}}
 

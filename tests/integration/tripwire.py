@@ -13,12 +13,14 @@ fails that test:
 The exceptions are explicit: HARMLESS below, each with why; and a test that kills or breaks a
 process on purpose says so first, `stack.tripwire.expect(pattern, why, times)`: that many
 matching lines are then allowed, whenever they come (a master may log a death after the test
-that caused it ended).
+that caused it ended). Where the count is open (a restart logs a line per request it refuses),
+`with stack.tripwire.expecting(pattern, why):` allows any number, only until the block ends.
 
 The hook: importing this module wraps unittest.TestCase.run, so that every test of every
 integration module is checked without a base class of its own (there are ninety).
 """
 
+import contextlib
 import re
 import sys
 import threading
@@ -84,6 +86,7 @@ class Tripwire:
         self.name = name
         self._watched = []
         self._expected = []
+        self._carried = []  # problems found by an expecting() block's end, not reported yet
         self._lock = threading.Lock()
         _live.add(self)
 
@@ -95,14 +98,29 @@ class Tripwire:
     def expect(self, pattern, why, times=1):
         """Allows `times` lines matching `pattern` (a regular expression), for a process the
         test kills or breaks on purpose; `why` says which and why, for the reader."""
+        expected = _Expected(pattern, why, times)
         with self._lock:
-            self._expected.append(_Expected(pattern, why, times))
+            self._expected.append(expected)
+        return expected
+
+    @contextlib.contextmanager
+    def expecting(self, pattern, why):
+        """Allows any number of lines matching `pattern` that the logs gain until the block
+        ends (read there), and none after."""
+        expected = self.expect(pattern, why, times=float("inf"))
+        try:
+            yield
+        finally:
+            found = self.problems()
+            with self._lock:
+                self._expected.remove(expected)
+                self._carried += found
 
     def problems(self):
         """The fatal lines the logs gained since the last call, less the expected and
         harmless ones."""
-        found = []
         with self._lock:
+            found, self._carried = self._carried, []
             for watched in self._watched:
                 for line in watched.new_lines():
                     if FATAL.search(line) and not self._allowed(line):
