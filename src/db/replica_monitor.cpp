@@ -6,6 +6,7 @@
 #include <span>
 
 #include "db/replica_lag.h"
+#include "db/rotation.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -29,9 +30,6 @@ constexpr const char* kReplicaSql =
     "SELECT written_us FROM replication_heartbeat WHERE server_id = ?";
 // Only until the pool has read the primary once (started while it was away): the newest row.
 constexpr const char* kReplicaNewestSql = "SELECT MAX(written_us) FROM replication_heartbeat";
-
-// The primary's event writes a heartbeat this often (sql/migrations/0005).
-constexpr std::int64_t kHeartbeatPeriodMs = 1000;
 
 using util::monotonic_ms;
 
@@ -194,12 +192,11 @@ void ReplicaLagMonitor::publish_replica(Server& replica, std::optional<std::int6
   const std::int64_t max_lag_ms = std::int64_t{config_.db.replica_max_lag_s} * 1000;
   auto* slot = board_.find_server(replica.key);
   const bool was = slot != nullptr ? slot->in_rotation.load() != 0 : replica.in_rotation;
-  // Back in on a reading of the primary; without one, only a replica that holds all the pool
-  // knows the primary wrote (within a heartbeat: a second), the same evidence that keeps a
-  // current replica in. Being caught up with less would not bound its data.
-  const bool caught_up_with_known = lag_ms && *lag_ms <= kHeartbeatPeriodMs;
-  const bool next =
-      next_in_rotation(was, lag_ms, max_lag_ms) && (was || primary_read || caught_up_with_known);
+  const bool next = in_rotation_after({.role = ServerRole::replica,
+                                       .in_rotation = was,
+                                       .lag_ms = lag_ms,
+                                       .primary_read = primary_read,
+                                       .max_lag_ms = max_lag_ms});
   replica.in_rotation = next;
   replica.target.breaker->set_in_rotation(next);  // used only where the server has no slot
   if (slot != nullptr) {

@@ -9,8 +9,9 @@
 // and rotation to the scoreboard (metrics::ServerSlot). Every process reads the replicas'
 // rotation from there at each request (CircuitBreaker::in_rotation): a replica further behind
 // than db_replica_max_lag_s, or whose heartbeat cannot be read, is passed over for the next
-// server, the primary last, and back once within half the bound (db/replica_lag.h). A server
-// whose breaker is open (hung) is not measured: a replica is then out until it answers again.
+// server, the primary last, and back once within half the bound (the rule: db/rotation.h). A
+// server whose breaker is open (hung) is not measured: a replica is then out until it answers
+// again.
 //
 // The bound: while the primary answers, an answer's data is at most db_replica_max_lag_s plus
 // one round old (a second; every process follows at its next request), whatever replication
