@@ -50,9 +50,9 @@ ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreake
     auto& target = targets[i];
     std::string name = target.endpoint.describe();
     const auto key = metrics::server_key(name);
-    // The replicas' breakers follow the pool's rotation; the primary (last) is never out.
-    const auto* slot = board.find_server(key);
-    if (slot != nullptr && i + 1 < targets.size()) target.breaker->follow_rotation(*slot, key);
+    // The replicas follow the pool's rotation; the primary (last) is never out.
+    auto* slot = board.find_server(key);
+    if (slot != nullptr && i + 1 < targets.size()) target.rotation->follow(*slot, key);
     auto session = std::make_unique<Connection>(std::vector{target}, options, /*probe=*/true);
     servers_.push_back({std::move(target), std::move(name), key, std::move(session)});
   }
@@ -190,17 +190,15 @@ void ReplicaLagMonitor::publish_primary(const PrimaryReading& reading, std::int6
 void ReplicaLagMonitor::publish_replica(Server& replica, std::optional<std::int64_t> lag_ms,
                                         bool primary_read, std::int64_t now_unix_ms) {
   const std::int64_t max_lag_ms = std::int64_t{config_.db.replica_max_lag_s} * 1000;
-  auto* slot = board_.find_server(replica.key);
-  const bool was = slot != nullptr ? slot->in_rotation.load() != 0 : replica.in_rotation;
+  auto& rotation = *replica.target.rotation;
+  const bool was = rotation.in();
   const bool next = in_rotation_after({.role = ServerRole::replica,
                                        .in_rotation = was,
                                        .lag_ms = lag_ms,
                                        .primary_read = primary_read,
                                        .max_lag_ms = max_lag_ms});
-  replica.in_rotation = next;
-  replica.target.breaker->set_in_rotation(next);  // used only where the server has no slot
-  if (slot != nullptr) {
-    slot->in_rotation.store(next ? 1 : 0);
+  rotation.set(next);
+  if (auto* slot = board_.find_server(replica.key)) {
     slot->lag_ms.store(lag_ms.value_or(-1));
     slot->measured_unix_ms.store(now_unix_ms);
   }

@@ -7,7 +7,7 @@
 // own row, by the primary's server_id: rows other servers left are not its), and writes each
 // server's figures
 // and rotation to the scoreboard (metrics::ServerSlot). Every process reads the replicas'
-// rotation from there at each request (CircuitBreaker::in_rotation): a replica further behind
+// rotation from there at each request (db::Rotation, db/rotation.h): a replica further behind
 // than db_replica_max_lag_s, or whose heartbeat cannot be read, is passed over for the next
 // server, the primary last, and back once within half the bound (the rule: db/rotation.h). A
 // server whose breaker is open (hung) is not measured: a replica is then out until it answers
@@ -58,11 +58,10 @@ class ReplicaLagMonitor {
 
  private:
   struct Server {
-    DatabaseTarget target;  // the read account, with the server's breaker
+    DatabaseTarget target;  // the read account, with the server's breaker and rotation
     std::string name;
     std::uint64_t key;
     std::unique_ptr<Connection> session;
-    bool in_rotation = true;  // as last decided, when the server has no scoreboard slot
   };
   struct PrimaryReading {
     std::optional<std::int64_t> now_us;        // its clock

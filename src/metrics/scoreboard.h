@@ -90,7 +90,7 @@ inline constexpr std::size_t kMaxServerSlots = 16;
 struct ServerSlot {
   std::atomic<std::uint64_t> key{0};  // server_key(address); 0: a free slot
   // Whether reads may use the server, read by every process at each request
-  // (db::CircuitBreaker::in_rotation). The master sets a replica out until it is first measured.
+  // (db::Rotation::in). The master sets a replica out until it is first measured.
   std::atomic<std::uint32_t> in_rotation{1};
   // A replica's lag; the primary's own heartbeat's age (its event is running while this stays
   // under a second or two). -1: not known.

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "db/circuit_breaker.h"
+#include "db/rotation.h"
 #include "metrics/exposition.h"
 #include "metrics/scoreboard.h"
 
@@ -155,27 +155,30 @@ BOOST_AUTO_TEST_CASE(the_master_assigns_slots_keeps_figures_and_frees_the_rest) 
 // Every process reads a replica's rotation from the pool's slot at each request: a change the
 // lag monitor makes in any process is followed at once, and a slot the master gave to another
 // server since (a reload) leaves the replica out.
-BOOST_AUTO_TEST_CASE(a_breaker_follows_the_pools_rotation_at_each_call) {
+BOOST_AUTO_TEST_CASE(a_rotation_follows_the_pools_slot_at_each_call) {
   auto board = board_with_servers();
-  connector::db::CircuitBreaker breaker;
-  breaker.set_in_rotation(false);
-  BOOST_TEST(!breaker.in_rotation());  // no slot: this process's own decision
-  breaker.set_in_rotation(true);
+  connector::db::Rotation rotation;
+  rotation.set(false);
+  BOOST_TEST(!rotation.in());  // no slot: this process's own decision
+  rotation.set(true);
   const auto key = server_key(kServers[0]);
   auto* slot = board->find_server(key);
   BOOST_REQUIRE(slot != nullptr);
-  breaker.follow_rotation(*slot, key);
+  rotation.follow(*slot, key);
   measure(*board, kServers[0], false, 9'000, kNow);
-  BOOST_TEST(!breaker.in_rotation());
-  BOOST_TEST(breaker.skipped());
+  BOOST_TEST(!rotation.in());
   measure(*board, kServers[0], true, 100, kNow);
-  BOOST_TEST(breaker.in_rotation());
-  BOOST_TEST(!breaker.skipped());
-  breaker.set_in_rotation(false);  // ignored while it follows the slot
-  BOOST_TEST(breaker.in_rotation());
+  BOOST_TEST(rotation.in());
+  rotation.set(false);  // the lag monitor's decision goes into the slot, for every process
+  BOOST_TEST(slot->in_rotation.load() == 0u);
+  BOOST_TEST(!rotation.in());
+  rotation.set(true);
   const std::uint64_t others[] = {server_key("other:3306"), server_key(kServers[2])};
   board->assign_servers(others);
-  BOOST_TEST(!breaker.in_rotation());
+  BOOST_TEST(!rotation.in());
+  rotation.set(false);  // a slot no longer its own is not written
+  BOOST_TEST((slot->key.load() == 0u || slot->in_rotation.load() == 1u));
+  BOOST_TEST(board->find_server(others[0])->in_rotation.load() == 1u);
 }
 
 // The master at each reload (Master::publish_config): a replica is in rotation only once
