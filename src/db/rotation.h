@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "metrics/scoreboard.h"
+#include "pool/server_slot.h"
 
 namespace connector::db {
 
@@ -67,14 +67,14 @@ class Rotation {
   // From now on the rotation is the pool's, in `slot` (the server's, found by `key`), whichever
   // process measures. Called once, before the process's request threads start (the lag
   // monitor's constructor).
-  void follow(metrics::ServerSlot& slot, std::uint64_t key) {
+  void follow(pool::ServerSlot& slot, std::uint64_t key) {
     key_ = key;
     slot_.store(&slot, std::memory_order_release);
   }
 
  private:
   std::atomic<bool> own_{true};
-  std::atomic<metrics::ServerSlot*> slot_{nullptr};
+  std::atomic<pool::ServerSlot*> slot_{nullptr};
   std::uint64_t key_ = 0;  // written before slot_ is published
 };
 

@@ -30,13 +30,13 @@ std::atomic<std::int64_t> unnameable_logged_s{-1000};
 // Runs one publish: false when nchan refused the message for good (counted, and passed over:
 // retrying would hold every change behind it while nchan's memory stays full).
 template <typename Send>
-bool taken(metrics::EventsBoard& board, Send&& send) {
+bool taken(pool::EventsBoard& board, Send&& send) {
   try {
     send();
     return true;
   } catch (const PublishRefused& e) {
     board.publishes_refused.fetch_add(1);
-    board.store_full_until_ms.store(util::monotonic_ms() + metrics::EventsBoard::kStoreFullForMs);
+    board.store_full_until_ms.store(util::monotonic_ms() + pool::EventsBoard::kStoreFullForMs);
     if (util::log_due(refusal_logged_s, kPassedOverLogEvery)) {
       util::log_warning(std::string("the event publisher passed over a message: ") + e.what() +
                         " (507, or 500 for several channels: nchan_shared_memory_size is full; "
@@ -58,7 +58,7 @@ void log_unnameable(const db::FeedChange& change) {
 }  // namespace
 
 EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                               db::ReferenceCache& reference, metrics::EventsBoard& board)
+                               db::ReferenceCache& reference, pool::EventsBoard& board)
     : config_(config),
       breakers_(breakers),
       reference_(reference),
@@ -312,7 +312,7 @@ void EventPublisher::settle_cursor() {
   if (!board_.cursor_known.load()) return;
   const std::int64_t now = util::monotonic_ms();
   recent_cursors_.emplace_back(now, board_.cursor.load());
-  const std::int64_t settled_at = now - metrics::EventsBoard::kRecentKeptMs;
+  const std::int64_t settled_at = now - pool::EventsBoard::kRecentKeptMs;
   // The newest entry at least kRecentKeptMs old, and nothing older than it, is kept.
   while (recent_cursors_.size() > 1 && recent_cursors_[1].first <= settled_at) {
     recent_cursors_.pop_front();

@@ -6,7 +6,7 @@ namespace connector::metrics {
 
 using prometheus_text::single;
 
-void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
+void write_events_metrics(const pool::EventsBoard& e, rapidjson::StringBuffer& out) {
   single(out, "connector_events_changes_published_total", "counter",
          "Changes of history published to the event channels.", e.changes_published.load());
   single(out, "connector_events_snapshots_published_total", "counter",
@@ -34,7 +34,8 @@ void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
          std::uint64_t{e.events_nginx_answers.load() ? 1u : 0u});
 }
 
-void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+void write_events_status(const pool::EventsBoard& e,
+                         rapidjson::Writer<rapidjson::StringBuffer>& w) {
   w.StartObject();
   w.Key("publisher_pid");
   w.Int(e.publisher.pid.load());

@@ -12,8 +12,12 @@
 #include "db/rotation.h"
 #include "metrics/exposition.h"
 #include "metrics/scoreboard.h"
+#include "pool/shared_state.h"
 
 using namespace connector::metrics;
+using connector::pool::kMaxServerSlots;
+using connector::pool::server_key;
+using connector::pool::SharedState;
 
 namespace {
 
@@ -21,7 +25,7 @@ constexpr std::int64_t kNow = 1'800'000'000'000;  // unix ms
 const std::vector<std::string> kServers = {"unix:/run/replica \"1\"\\.sock", "10.0.0.21:3306",
                                            "10.0.0.5:3306"};
 
-std::string json(const Scoreboard& board) {
+std::string json(const SharedState& board) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   write_db_servers(board, kServers, kNow, w);
@@ -29,10 +33,11 @@ std::string json(const Scoreboard& board) {
 }
 
 // The lines of the Prometheus text that name a database server or the primary's heartbeat.
-std::string server_lines(const Scoreboard& board) {
+std::string server_lines(const SharedState& board) {
   rapidjson::StringBuffer out;
   const std::string_view labels[kEndpointSlots] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
-  write_prometheus(board, EndpointLabels(labels, kEndpointSlots), kServers, kNow, out);
+  Scoreboard counts;
+  write_prometheus(counts, board, EndpointLabels(labels, kEndpointSlots), kServers, kNow, out);
   std::string text = out.GetString(), lines;
   for (std::size_t start = 0, end; start < text.size(); start = end + 1) {
     end = text.find('\n', start);
@@ -45,15 +50,15 @@ std::string server_lines(const Scoreboard& board) {
   return lines;
 }
 
-std::unique_ptr<Scoreboard> board_with_servers() {
-  auto board = std::make_unique<Scoreboard>();
+std::unique_ptr<SharedState> board_with_servers() {
+  auto board = std::make_unique<SharedState>();
   std::vector<std::uint64_t> keys;
   for (const auto& server : kServers) keys.push_back(server_key(server));
   board->assign_servers(keys);
   return board;
 }
 
-void measure(Scoreboard& board, const std::string& server, bool in, std::int64_t lag_ms,
+void measure(SharedState& board, const std::string& server, bool in, std::int64_t lag_ms,
              std::int64_t at) {
   auto* slot = board.find_server(server_key(server));
   BOOST_REQUIRE(slot != nullptr);
@@ -121,7 +126,7 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
 }
 
 BOOST_AUTO_TEST_CASE(the_master_assigns_slots_keeps_figures_and_frees_the_rest) {
-  auto board = std::make_unique<Scoreboard>();
+  auto board = std::make_unique<SharedState>();
   const std::uint64_t first[] = {server_key("a:1"), server_key("b:1")};
   board->assign_servers(first);
   auto* a = board->find_server(server_key("a:1"));
@@ -186,7 +191,7 @@ BOOST_AUTO_TEST_CASE(a_rotation_follows_the_pools_slot_at_each_call) {
 // replica, out while it lagged, is the primary and in; the old primary, now a replica, is out
 // until the lag monitor has measured it as one.
 BOOST_AUTO_TEST_CASE(each_reload_gives_the_read_servers_the_figures_of_their_role) {
-  auto board = std::make_unique<Scoreboard>();
+  auto board = std::make_unique<SharedState>();
   const auto replica = server_key("replica:3306"), primary = server_key("primary:3306");
   const std::uint64_t before[] = {replica, primary};
   board->assign_read_servers(before, /*lag_checked=*/true);
