@@ -90,7 +90,8 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       lag_monitor_(config, breakers_, pool::shared_state()),
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
-      publisher_(config, breakers_, reference_, pool::shared_state().events),
+      publisher_(config, breakers_, reference_, pool::shared_state().events,
+                 metrics::scoreboard().events),
       epoll_fd_(checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
       kept_(epoll_fd_.get(), read_timeout_),
       pending_(fcgi_limits(config), read_timeout_, slot.pending_requests) {

@@ -43,6 +43,7 @@
 #include "events/feed_order.h"
 #include "events/nchan_client.h"
 #include "events/snapshot_budget.h"
+#include "metrics/events_counters.h"
 #include "pool/events_board.h"
 
 namespace connector::events {
@@ -62,7 +63,8 @@ class EventPublisher {
   static constexpr std::chrono::seconds kPingWhileUnanswered{0};
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                 db::ReferenceCache& reference, pool::EventsBoard& board);
+                 db::ReferenceCache& reference, pool::EventsBoard& board,
+                 metrics::EventsCounters& counts);
   ~EventPublisher();
   EventPublisher(const EventPublisher&) = delete;
   EventPublisher& operator=(const EventPublisher&) = delete;
@@ -99,6 +101,7 @@ class EventPublisher {
   db::CircuitBreakers& breakers_;
   db::ReferenceCache& reference_;
   pool::EventsBoard& board_;
+  metrics::EventsCounters& counts_;
   const std::int32_t pid_;
   const std::uint32_t generation_;
   std::unique_ptr<db::Connection> db_;  // made and used on the loop's thread only

@@ -229,7 +229,7 @@ void write_prometheus(const Scoreboard& b, const pool::SharedState& state, Endpo
   write_db_server_metrics(state, servers, now_unix_ms, out);
   single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
-  write_events_metrics(state.events, out);
+  write_events_metrics(state.events, b.events, out);
 }
 
 namespace {
@@ -342,7 +342,7 @@ void write_status(const Scoreboard& b, const pool::SharedState& state, DbServers
   w.Key("db_servers");
   write_db_servers(state, servers, now_unix_ms, w);
   w.Key("events");
-  write_events_status(state.events, w);
+  write_events_status(state.events, b.events, w);
   w.Key("process_list");
   w.StartArray();
   for (const auto& slot : b.processes) {

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "metrics/events_counters.h"
+
 namespace connector::metrics {
 
 // Counters per endpoint: the API's endpoints, the operations paths, anything unknown. Their
@@ -106,6 +108,7 @@ struct Scoreboard {
   std::array<std::atomic<std::uint64_t>, kEndpointSlots> latency_sum_us{};
 
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
+  EventsCounters events;
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;

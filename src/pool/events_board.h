@@ -1,7 +1,8 @@
 #pragma once
 // The event publisher's part of the pool's shared state (src/events/publisher.h): its lease, how
-// far it has published, its counts, and the records whose current state a new subscriber waits for.
-// In shared memory, so another process that takes the lease over resumes where it stopped.
+// far it has published, whether nchan takes messages, and the records whose current state a new
+// subscriber waits for. In shared memory, so another process that takes the lease over resumes
+// where it stopped.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -27,17 +28,9 @@ struct EventsBoard {
   // worker tells it to come back shortly instead (api/event_stream.h, resume_stream).
   std::atomic<std::uint64_t> settled_cursor{0};
   static constexpr std::int64_t kRecentKeptMs = 3000;
-  std::atomic<std::uint64_t> changes_published{0};
-  std::atomic<std::uint64_t> snapshots_published{0};
-  std::atomic<std::uint64_t> publish_failures{0};
-  // Feed positions passed over: holes that did not fill in time, changes trimmed unpublished.
-  std::atomic<std::uint64_t> changes_passed_over{0};
-  // Changes passed over because their record names no channel (domain::has_channel_names).
-  std::atomic<std::uint64_t> changes_unpublishable{0};
-  // Messages nchan refused for good (events/publish_verdict.h: 507 when its memory is full).
-  std::atomic<std::uint64_t> publishes_refused{0};
-  std::atomic<std::int64_t> last_round_unix_ms{0};  // the publisher's last finished round
-  // Every slot taken (below), or past the publisher's budget (events/snapshot_budget.h).
+  // Every slot taken (below), or past the publisher's budget (events/snapshot_budget.h): the
+  // queue's own count, kept with it since request_snapshot() counts it (the publisher's other
+  // figures: metrics::EventsCounters).
   std::atomic<std::uint64_t> snapshot_requests_dropped{0};
   // Until when (util::monotonic_ms) nchan is taken to be full: set by the publisher at each
   // message nchan refuses for good. nchan answers a subscriber it has no room for with an empty
