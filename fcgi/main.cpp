@@ -18,6 +18,7 @@
 #include "master.h"
 #include "metrics/scoreboard.h"
 #include "net/web_server_addrs.h"
+#include "pool/shared_state.h"
 #include "util/log.h"
 
 namespace {
@@ -125,9 +126,10 @@ int main(int argc, char** argv) {
                                     : "listening on " + config.worker.listen);
     check_web_servers(socket.fd, config.worker.listen_allow_any);
     auto& board = metrics::create_shared_scoreboard();
+    auto& state = pool::create_shared_state();
     db::create_shared_new_row_window();
     board.start_time_unix.store(static_cast<std::int64_t>(std::time(nullptr)));
-    fcgi::Master master(config_path, std::move(config), socket.fd, board);
+    fcgi::Master master(config_path, std::move(config), socket.fd, board, state);
     return master.run();
   } catch (const std::exception& e) {
     util::log_error(e.what());

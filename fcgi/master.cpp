@@ -55,26 +55,27 @@ std::string describe_exit(int status) {
 }  // namespace
 
 Master::Master(std::string config_path, config::Config config, int listen_fd,
-               metrics::Scoreboard& board)
+               metrics::Scoreboard& board, pool::SharedState& state)
     : config_path_(std::move(config_path)),
       config_(std::move(config)),
       listen_fd_(listen_fd),
-      board_(board) {}
+      board_(board),
+      state_(state) {}
 
 void Master::publish_config() {
   board_.configured_processes.store(config_.worker.processes);
   board_.configured_threads.store(config_.worker.threads);
   board_.max_requests.store(config_.worker.max_requests);
-  // A scoreboard slot for each server read (metrics::ServerSlot); with the lag check off, no
+  // A shared slot for each server read (pool::ServerSlot); with the lag check off, no
   // figures of an earlier configuration are left to show.
   std::vector<std::uint64_t> servers;
   for (const auto& address : db::read_server_addresses(config_.db)) {
-    servers.push_back(metrics::server_key(address));
+    servers.push_back(pool::server_key(address));
   }
-  // The measuring passes to a process of this configuration (metrics::Scoreboard's lease).
-  board_.lag_monitor.next_generation();
-  board_.events.publisher.next_generation();
-  board_.assign_read_servers(servers, config_.db.replica_max_lag_s != 0);
+  // The measuring passes to a process of this configuration (pool::SharedState's leases).
+  state_.lag_monitor.next_generation();
+  state_.events.publisher.next_generation();
+  state_.assign_read_servers(servers, config_.db.replica_max_lag_s != 0);
 }
 
 std::size_t Master::free_slot() const {
@@ -145,8 +146,8 @@ void Master::reap() {
     slot.pid.store(0);
     // A process that measured the servers or published events for the pool hands the task on
     // at once.
-    board_.lag_monitor.release(pid);
-    board_.events.publisher.release(pid);
+    state_.lag_monitor.release(pid);
+    state_.events.publisher.release(pid);
     slot.active.store(0);
     slot.threads.store(0);
     const bool recycled = WIFEXITED(status) && WEXITSTATUS(status) == kRecycleExitStatus;

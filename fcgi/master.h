@@ -17,12 +17,14 @@
 
 #include "config/config.h"
 #include "metrics/scoreboard.h"
+#include "pool/shared_state.h"
 
 namespace connector::fcgi {
 
 class Master {
  public:
-  Master(std::string config_path, config::Config config, int listen_fd, metrics::Scoreboard& board);
+  Master(std::string config_path, config::Config config, int listen_fd, metrics::Scoreboard& board,
+         pool::SharedState& state);
 
   // Runs until SIGTERM or SIGINT and every worker process has exited; returns the exit status.
   int run();
@@ -59,6 +61,7 @@ class Master {
   config::Config config_;
   int listen_fd_;
   metrics::Scoreboard& board_;
+  pool::SharedState& state_;  // leases, the servers' slots
   std::vector<Child> children_;
   unsigned generation_ = 0;
   Clock::time_point next_spawn_{};  // crash-loop back-off

@@ -1,5 +1,7 @@
 #include "thread_services.h"
 
+#include "pool/shared_state.h"
+
 namespace connector::fcgi {
 
 ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers& breakers,
@@ -20,7 +22,7 @@ ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers
                .supply = supply,
                .db_servers = read_servers,
                .events = config.worker.events_publisher.empty() ? nullptr
-                                                                : &metrics::scoreboard().events}) {}
+                                                                : &pool::shared_state().events}) {}
 
 void ThreadServices::set_deadline(db::Connection::Clock::time_point deadline) {
   reader_.set_deadline(deadline);

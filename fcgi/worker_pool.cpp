@@ -26,6 +26,7 @@
 #include "libfcgi_request.h"
 #include "metrics/scoreboard.h"
 #include "pending_requests.h"
+#include "pool/shared_state.h"
 #include "request_screen.h"
 #include "stdout_records.h"
 #include "thread_services.h"
@@ -86,10 +87,11 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       supply_(db::refresh_interval(config)),
       read_servers_(db::read_server_addresses(config.db)),
       breakers_(&slot.breakers_open),
-      lag_monitor_(config, breakers_, metrics::scoreboard()),
+      lag_monitor_(config, breakers_, pool::shared_state()),
       refresher_(config, reference_, supply_, breakers_, slot.snapshots),
       prober_(config, breakers_),
-      publisher_(config, breakers_, reference_, metrics::scoreboard().events),
+      publisher_(config, breakers_, reference_, pool::shared_state().events,
+                 metrics::scoreboard().events),
       epoll_fd_(checked_fd(::epoll_create1(EPOLL_CLOEXEC), "epoll_create1")),
       kept_(epoll_fd_.get(), read_timeout_),
       pending_(fcgi_limits(config), read_timeout_, slot.pending_requests) {

@@ -352,8 +352,8 @@ std::vector<DatabaseEndpoint> parse_endpoint_list(const Key& key, std::string_vi
     endpoints.push_back(*endpoint);
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
   }
-  // Each server read has its figures on the worker's scoreboard (metrics::kMaxServerSlots,
-  // the primary's included).
+  // Each server read has a slot in the pool's shared state (pool::kMaxServerSlots, the
+  // primary's included).
   if (endpoints.size() > kMaxReplicas) {
     throw ConfigError(std::string(key.name) + " lists at most " + std::to_string(kMaxReplicas) +
                       " replicas");

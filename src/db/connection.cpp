@@ -36,11 +36,11 @@ sql::ConnectOptionsMap connect_options(const DatabaseTarget& target,
   return map;
 }
 
-std::vector<CircuitBreaker*> breakers_of(const std::vector<DatabaseTarget>& targets) {
-  std::vector<CircuitBreaker*> breakers;
-  breakers.reserve(targets.size());
-  for (const auto& target : targets) breakers.push_back(target.breaker);
-  return breakers;
+std::vector<ServerSelector::Checks> checks_of(const std::vector<DatabaseTarget>& targets) {
+  std::vector<ServerSelector::Checks> checks;
+  checks.reserve(targets.size());
+  for (const auto& target : targets) checks.push_back({target.breaker, target.rotation});
+  return checks;
 }
 
 void bind(sql::PreparedStatement& statement, const Params& params) {
@@ -67,7 +67,7 @@ DriverThreadScope::~DriverThreadScope() { driver()->threadEnd(); }
 Connection::Connection(std::vector<DatabaseTarget> targets, ConnectionOptions options, bool probe)
     : targets_(std::move(targets)),
       options_(std::move(options)),
-      selector_(breakers_of(targets_), std::chrono::seconds(options_.failback_s), probe),
+      selector_(checks_of(targets_), std::chrono::seconds(options_.failback_s), probe),
       statements_(kMaxStatements) {}
 
 Connection::~Connection() { disconnect(); }

@@ -21,12 +21,4 @@ std::optional<std::int64_t> replica_lag_ms(std::optional<std::int64_t> reference
   return std::max<std::int64_t>(0, *reference_us - *heartbeat_us) / 1000;
 }
 
-bool next_in_rotation(bool in_rotation, std::optional<std::int64_t> lag_ms,
-                      std::int64_t max_lag_ms) {
-  if (max_lag_ms <= 0) return true;
-  if (!lag_ms) return false;
-  if (in_rotation) return *lag_ms <= max_lag_ms;
-  return *lag_ms <= max_lag_ms / 2;
-}
-
 }  // namespace connector::db

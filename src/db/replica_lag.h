@@ -23,10 +23,4 @@ std::optional<std::int64_t> lag_reference(std::optional<std::int64_t> primary_no
 std::optional<std::int64_t> replica_lag_ms(std::optional<std::int64_t> reference_us,
                                            std::optional<std::int64_t> heartbeat_us);
 
-// Whether a replica is in rotation after this measurement. Out once its lag passes max_lag_ms,
-// or as soon as its lag cannot be told; back in only once it is within half of max_lag_ms, so
-// a replica hovering at the bound does not flap. max_lag_ms 0: always in.
-bool next_in_rotation(bool in_rotation, std::optional<std::int64_t> lag_ms,
-                      std::int64_t max_lag_ms);
-
 }  // namespace connector::db

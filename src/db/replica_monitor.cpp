@@ -6,14 +6,15 @@
 #include <span>
 
 #include "db/replica_lag.h"
+#include "db/rotation.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 namespace connector::db {
 namespace {
 
-static_assert(config::kMaxReplicas + 1 <= metrics::kMaxServerSlots,
-              "a scoreboard slot for every replica and the primary");
+static_assert(config::kMaxReplicas + 1 <= pool::kMaxServerSlots,
+              "a shared slot for every replica and the primary");
 
 // The primary's clock, its server_id, and its own heartbeat (NULL before the first), in unix
 // microseconds. UNIX_TIMESTAMP() and NOW(6) read the statement's one start time, and neither
@@ -30,19 +31,16 @@ constexpr const char* kReplicaSql =
 // Only until the pool has read the primary once (started while it was away): the newest row.
 constexpr const char* kReplicaNewestSql = "SELECT MAX(written_us) FROM replication_heartbeat";
 
-// The primary's event writes a heartbeat this often (sql/migrations/0005).
-constexpr std::int64_t kHeartbeatPeriodMs = 1000;
-
 using util::monotonic_ms;
 
 }  // namespace
 
 ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreakers& breakers,
-                                     metrics::Scoreboard& board)
+                                     pool::SharedState& state)
     : config_(config),
-      board_(board),
+      state_(state),
       pid_(static_cast<std::int32_t>(::getpid())),
-      generation_(board.lag_monitor.generation.load()) {
+      generation_(state.lag_monitor.generation.load()) {
   if (config.db.replicas.empty() || config.db.replica_max_lag_s == 0) return;  // nothing to bound
   // A second per server and statement: a hung server holds this thread for that long only.
   auto options = connection_options(config.db, /*statement_timeout_ms=*/1000);
@@ -51,10 +49,10 @@ ReplicaLagMonitor::ReplicaLagMonitor(const config::Config& config, CircuitBreake
   for (std::size_t i = 0; i < targets.size(); ++i) {
     auto& target = targets[i];
     std::string name = target.endpoint.describe();
-    const auto key = metrics::server_key(name);
-    // The replicas' breakers follow the pool's rotation; the primary (last) is never out.
-    const auto* slot = board.find_server(key);
-    if (slot != nullptr && i + 1 < targets.size()) target.breaker->follow_rotation(*slot, key);
+    const auto key = pool::server_key(name);
+    // The replicas follow the pool's rotation; the primary (last) is never out.
+    auto* slot = state.find_server(key);
+    if (slot != nullptr && i + 1 < targets.size()) target.rotation->follow(*slot, key);
     auto session = std::make_unique<Connection>(std::vector{target}, options, /*probe=*/true);
     servers_.push_back({std::move(target), std::move(name), key, std::move(session)});
   }
@@ -69,14 +67,14 @@ void ReplicaLagMonitor::start() {
 
 void ReplicaLagMonitor::stop() {
   loop_.stop();
-  board_.lag_monitor.release(pid_);
+  state_.lag_monitor.release(pid_);
 }
 
 std::chrono::milliseconds ReplicaLagMonitor::round() {
   const auto started = std::chrono::steady_clock::now();
   if (hold_lease()) {
     measure();
-    board_.lag_monitor.beat(monotonic_ms());
+    state_.lag_monitor.beat(monotonic_ms());
   }
   // Every second from start to start: a slow round (a server that waited out its second)
   // does not stretch the interval.
@@ -86,7 +84,7 @@ std::chrono::milliseconds ReplicaLagMonitor::round() {
 }
 
 bool ReplicaLagMonitor::hold_lease() {
-  return board_.lag_monitor.hold(pid_, generation_, monotonic_ms(), kLease.count());
+  return state_.lag_monitor.hold(pid_, generation_, monotonic_ms(), kLease.count());
 }
 
 void ReplicaLagMonitor::measure() {
@@ -96,7 +94,7 @@ void ReplicaLagMonitor::measure() {
   if (primary.now_us) last_primary_now_us_ = primary.now_us;
   if (primary.server_id) primary_server_id_ = primary.server_id;
   const auto writer = primary_server_id();
-  board_.lag_monitor.beat(monotonic_ms());
+  state_.lag_monitor.beat(monotonic_ms());
   const std::span replicas(servers_.data(), servers_.size() - 1);
   std::vector<std::optional<std::int64_t>> heartbeats;
   std::vector<std::int64_t> read_after_primary_us;  // how long after the primary's clock
@@ -105,12 +103,12 @@ void ReplicaLagMonitor::measure() {
     read_after_primary_us.push_back(
         std::chrono::duration_cast<std::chrono::microseconds>(steady_clock::now() - primary_read_at)
             .count());
-    board_.lag_monitor.beat(monotonic_ms());  // a slow round keeps its lease
+    state_.lag_monitor.beat(monotonic_ms());  // a slow round keeps its lease
   }
 
   // Published only by the holder still: one stalled past the lease between two reads (beats)
   // has lost it to a process with fresher readings.
-  if (!board_.lag_monitor.held_by(pid_)) return;
+  if (!state_.lag_monitor.held_by(pid_)) return;
   const auto reference = lag_reference(primary.now_us, last_primary_clock(), heartbeats);
   const auto now_unix_ms = util::unix_ms_now();
   publish_primary(primary, now_unix_ms);
@@ -161,7 +159,7 @@ std::optional<std::int64_t> ReplicaLagMonitor::read_heartbeat(
 // pool's (a process that took the lease while the primary was away knows it from there).
 std::optional<std::int64_t> ReplicaLagMonitor::last_primary_clock() const {
   std::optional<std::int64_t> newest = last_primary_now_us_;
-  if (const auto* slot = board_.find_server(servers_.back().key)) {
+  if (const auto* slot = state_.find_server(servers_.back().key)) {
     const std::int64_t shared = slot->clock_us.load();
     if (shared > 0 && (!newest || shared > *newest)) newest = shared;
   }
@@ -172,7 +170,7 @@ std::optional<std::int64_t> ReplicaLagMonitor::last_primary_clock() const {
 // or the pool (a process that took the lease while the primary was away knows it from there).
 std::optional<std::uint64_t> ReplicaLagMonitor::primary_server_id() const {
   if (primary_server_id_) return primary_server_id_;
-  if (const auto* slot = board_.find_server(servers_.back().key)) {
+  if (const auto* slot = state_.find_server(servers_.back().key)) {
     const std::int64_t shared = slot->server_id.load();
     if (shared >= 0) return static_cast<std::uint64_t>(shared);
   }
@@ -180,7 +178,7 @@ std::optional<std::uint64_t> ReplicaLagMonitor::primary_server_id() const {
 }
 
 void ReplicaLagMonitor::publish_primary(const PrimaryReading& reading, std::int64_t now_unix_ms) {
-  auto* slot = board_.find_server(servers_.back().key);
+  auto* slot = state_.find_server(servers_.back().key);
   if (slot == nullptr || !reading.now_us) return;
   if (reading.server_id) slot->server_id.store(static_cast<std::int64_t>(*reading.server_id));
   const auto age = replica_lag_ms(reading.now_us, reading.heartbeat_us);
@@ -192,18 +190,15 @@ void ReplicaLagMonitor::publish_primary(const PrimaryReading& reading, std::int6
 void ReplicaLagMonitor::publish_replica(Server& replica, std::optional<std::int64_t> lag_ms,
                                         bool primary_read, std::int64_t now_unix_ms) {
   const std::int64_t max_lag_ms = std::int64_t{config_.db.replica_max_lag_s} * 1000;
-  auto* slot = board_.find_server(replica.key);
-  const bool was = slot != nullptr ? slot->in_rotation.load() != 0 : replica.in_rotation;
-  // Back in on a reading of the primary; without one, only a replica that holds all the pool
-  // knows the primary wrote (within a heartbeat: a second), the same evidence that keeps a
-  // current replica in. Being caught up with less would not bound its data.
-  const bool caught_up_with_known = lag_ms && *lag_ms <= kHeartbeatPeriodMs;
-  const bool next =
-      next_in_rotation(was, lag_ms, max_lag_ms) && (was || primary_read || caught_up_with_known);
-  replica.in_rotation = next;
-  replica.target.breaker->set_in_rotation(next);  // used only where the server has no slot
-  if (slot != nullptr) {
-    slot->in_rotation.store(next ? 1 : 0);
+  auto& rotation = *replica.target.rotation;
+  const bool was = rotation.in();
+  const bool next = in_rotation_after({.role = ServerRole::replica,
+                                       .in_rotation = was,
+                                       .lag_ms = lag_ms,
+                                       .primary_read = primary_read,
+                                       .max_lag_ms = max_lag_ms});
+  rotation.set(next);
+  if (auto* slot = state_.find_server(replica.key)) {
     slot->lag_ms.store(lag_ms.value_or(-1));
     slot->measured_unix_ms.store(now_unix_ms);
   }

@@ -1,16 +1,17 @@
 #pragma once
 // Keeps lagging replicas out of rotation. One process of the pool at a time measures (a lease
-// on the scoreboard, metrics/lease.h, taken over by another process when its holder stops
+// in the pool's shared state, pool/lease.h, taken over by another process when its holder stops
 // beating for kLease): every second it reads the primary's clock and each
 // replica's copy of the replication heartbeat (sql/migrations/0005), each on a connection of
 // its own kept between rounds, within a second per server (a replica's copy of the primary's
 // own row, by the primary's server_id: rows other servers left are not its), and writes each
 // server's figures
-// and rotation to the scoreboard (metrics::ServerSlot). Every process reads the replicas'
-// rotation from there at each request (CircuitBreaker::in_rotation): a replica further behind
+// and rotation to the shared state (pool::ServerSlot). Every process reads the replicas'
+// rotation from there at each request (db::Rotation, db/rotation.h): a replica further behind
 // than db_replica_max_lag_s, or whose heartbeat cannot be read, is passed over for the next
-// server, the primary last, and back once within half the bound (db/replica_lag.h). A server
-// whose breaker is open (hung) is not measured: a replica is then out until it answers again.
+// server, the primary last, and back once within half the bound (the rule: db/rotation.h). A
+// server whose breaker is open (hung) is not measured: a replica is then out until it answers
+// again.
 //
 // The bound: while the primary answers, an answer's data is at most db_replica_max_lag_s plus
 // one round old (a second; every process follows at its next request), whatever replication
@@ -33,7 +34,7 @@
 #include "config/config.h"
 #include "db/background_loop.h"
 #include "db/connection.h"
-#include "metrics/scoreboard.h"
+#include "pool/shared_state.h"
 
 namespace connector::db {
 
@@ -44,7 +45,7 @@ class ReplicaLagMonitor {
   static constexpr std::chrono::milliseconds kLease{5000};
 
   ReplicaLagMonitor(const config::Config& config, CircuitBreakers& breakers,
-                    metrics::Scoreboard& board);
+                    pool::SharedState& state);
   ~ReplicaLagMonitor();
   ReplicaLagMonitor(const ReplicaLagMonitor&) = delete;
   ReplicaLagMonitor& operator=(const ReplicaLagMonitor&) = delete;
@@ -57,11 +58,10 @@ class ReplicaLagMonitor {
 
  private:
   struct Server {
-    DatabaseTarget target;  // the read account, with the server's breaker
+    DatabaseTarget target;  // the read account, with the server's breaker and rotation
     std::string name;
     std::uint64_t key;
     std::unique_ptr<Connection> session;
-    bool in_rotation = true;  // as last decided, when the server has no scoreboard slot
   };
   struct PrimaryReading {
     std::optional<std::int64_t> now_us;        // its clock
@@ -84,9 +84,9 @@ class ReplicaLagMonitor {
                        std::int64_t now_unix_ms);
 
   const config::Config& config_;
-  metrics::Scoreboard& board_;
+  pool::SharedState& state_;
   const std::int32_t pid_;
-  const std::uint32_t generation_;  // the configuration's (metrics::Scoreboard's lease)
+  const std::uint32_t generation_;  // the configuration's (SharedState::lag_monitor)
   std::vector<Server> servers_;     // the replicas in order, then the primary
   std::optional<std::int64_t> last_primary_now_us_;
   std::optional<std::uint64_t> primary_server_id_;

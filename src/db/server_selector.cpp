@@ -4,15 +4,22 @@
 
 namespace connector::db {
 
-ServerSelector::ServerSelector(const std::vector<CircuitBreaker*>& breakers,
+ServerSelector::ServerSelector(const std::vector<Checks>& servers,
                                std::chrono::seconds failback_after, bool probe, Now now)
     : failback_after_(failback_after), probe_(probe), now_(std::move(now)) {
-  for (auto* breaker : breakers) servers_.push_back({breaker});
+  for (const auto& checks : servers) servers_.push_back({checks});
 }
 
+bool ServerSelector::breaker_open(std::size_t server) const {
+  const auto* breaker = servers_[server].checks.breaker;
+  return breaker != nullptr && breaker->open();
+}
+
+// Passed over by request connections: hung, or too far behind.
 bool ServerSelector::skipped(std::size_t server) const {
-  const auto* breaker = servers_[server].breaker;
-  return !probe_ && breaker != nullptr && breaker->skipped();
+  if (probe_) return false;
+  const auto* rotation = servers_[server].checks.rotation;
+  return breaker_open(server) || (rotation != nullptr && !rotation->in());
 }
 
 bool ServerSelector::failback_due() const {
@@ -29,7 +36,7 @@ bool ServerSelector::keep_current() const { return !skipped(current_) && !failba
 
 ServerSelector::Verdict ServerSelector::consider(std::size_t server) {
   if (skipped(server)) {
-    return servers_[server].breaker->open() ? Verdict::kBreakerOpen : Verdict::kOutOfRotation;
+    return breaker_open(server) ? Verdict::kBreakerOpen : Verdict::kOutOfRotation;
   }
   const auto now = now_();
   if (now - servers_[server].last_failure < kReconnectPause) return Verdict::kPausing;
@@ -45,18 +52,18 @@ void ServerSelector::connected(std::size_t server) {
 
 void ServerSelector::connect_failed(std::size_t server, bool no_answer) {
   servers_[server].last_failure = now_();
-  if (no_answer && servers_[server].breaker != nullptr) {
-    servers_[server].breaker->record_no_answer();
+  if (no_answer && servers_[server].checks.breaker != nullptr) {
+    servers_[server].checks.breaker->record_no_answer();
   }
 }
 
 void ServerSelector::answered() {
-  if (auto* breaker = servers_[current_].breaker) breaker->record_answer();
+  if (auto* breaker = servers_[current_].checks.breaker) breaker->record_answer();
 }
 
 void ServerSelector::hung() {
   servers_[current_].last_failure = now_();
-  if (auto* breaker = servers_[current_].breaker) breaker->record_no_answer();
+  if (auto* breaker = servers_[current_].checks.breaker) breaker->record_no_answer();
 }
 
 }  // namespace connector::db

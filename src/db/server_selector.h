@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "db/circuit_breaker.h"
+#include "db/rotation.h"
 
 namespace connector::db {
 
@@ -38,8 +39,14 @@ class ServerSelector {
     kPausing,        // its connect failed less than kReconnectPause ago
   };
 
-  // breakers: one per server, in order of preference (nullptr: none, never skipped).
-  ServerSelector(const std::vector<CircuitBreaker*>& breakers, std::chrono::seconds failback_after,
+  // What passes a server over: its breaker and its rotation (nullptr: none, never skipped).
+  struct Checks {
+    CircuitBreaker* breaker = nullptr;
+    const Rotation* rotation = nullptr;
+  };
+
+  // servers: one per server, in order of preference.
+  ServerSelector(const std::vector<Checks>& servers, std::chrono::seconds failback_after,
                  bool probe, Now now = &Clock::now);
 
   std::size_t size() const { return servers_.size(); }
@@ -66,11 +73,12 @@ class ServerSelector {
 
  private:
   struct Server {
-    CircuitBreaker* breaker;
+    Checks checks;
     Clock::time_point last_failure{};
   };
 
   bool skipped(std::size_t server) const;
+  bool breaker_open(std::size_t server) const;
   bool failback_due() const;
 
   std::vector<Server> servers_;

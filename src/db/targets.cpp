@@ -6,8 +6,11 @@ std::vector<DatabaseTarget> CircuitBreakers::attach(std::vector<DatabaseTarget> 
   std::lock_guard lock(mutex_);
   for (auto& target : targets) {
     auto& entry = by_server_[target.endpoint.describe()];
-    if (!entry.breaker) entry = {target, std::make_unique<CircuitBreaker>(open_count_)};
+    if (!entry.breaker) {
+      entry = {target, std::make_unique<CircuitBreaker>(open_count_), std::make_unique<Rotation>()};
+    }
     target.breaker = entry.breaker.get();
+    target.rotation = entry.rotation.get();
   }
   return targets;
 }
@@ -19,6 +22,7 @@ std::vector<DatabaseTarget> CircuitBreakers::open_servers() {
     if (!entry.breaker->open()) continue;
     open.push_back(entry.target);
     open.back().breaker = entry.breaker.get();
+    open.back().rotation = entry.rotation.get();
   }
   return open;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // Where a connection goes: its servers in order of preference, each with the account to use and
-// its circuit breaker (shared by the process's connections), and its options; made from the
-// config (read_targets, write_targets, connection_options).
+// its circuit breaker and rotation (shared by the process's connections), and its options; made
+// from the config (read_targets, write_targets, connection_options).
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "db/circuit_breaker.h"
+#include "db/rotation.h"
 
 namespace connector::db {
 
@@ -22,6 +23,8 @@ struct DatabaseTarget {
   std::string password;
   // The process's breaker for this server (nullptr: none, as in the admin tool).
   CircuitBreaker* breaker = nullptr;
+  // The process's rotation of this server (nullptr: none, never out).
+  Rotation* rotation = nullptr;
 };
 
 struct ConnectionOptions {
@@ -35,15 +38,16 @@ struct ConnectionOptions {
   unsigned failback_s = 30;
 };
 
-// The breakers of a process, one per server (by its address), shared by all its connections:
-// a server found hung by one thread is skipped by all, until the prober gets an answer from it.
+// The breakers and rotations of a process, one of each per server (by its address), shared by
+// all its connections: a server found hung by one thread is skipped by all, until the prober
+// gets an answer from it; one the lag monitor takes out of rotation, until it puts it back.
 class CircuitBreakers {
  public:
   // open_count: where the process counts its open breakers (nullptr: nowhere).
   explicit CircuitBreakers(std::atomic<std::uint32_t>* open_count = nullptr)
       : open_count_(open_count) {}
 
-  // The targets, each pointed at its server's breaker.
+  // The targets, each pointed at its server's breaker and rotation.
   std::vector<DatabaseTarget> attach(std::vector<DatabaseTarget> targets);
   // The servers whose breaker is open, each with the account that first reached it.
   std::vector<DatabaseTarget> open_servers();
@@ -52,6 +56,7 @@ class CircuitBreakers {
   struct Entry {
     DatabaseTarget target;
     std::unique_ptr<CircuitBreaker> breaker;
+    std::unique_ptr<Rotation> rotation;
   };
   std::atomic<std::uint32_t>* open_count_;
   std::mutex mutex_;

@@ -30,13 +30,13 @@ std::atomic<std::int64_t> unnameable_logged_s{-1000};
 // Runs one publish: false when nchan refused the message for good (counted, and passed over:
 // retrying would hold every change behind it while nchan's memory stays full).
 template <typename Send>
-bool taken(metrics::EventsBoard& board, Send&& send) {
+bool taken(pool::EventsBoard& board, metrics::EventsCounters& counts, Send&& send) {
   try {
     send();
     return true;
   } catch (const PublishRefused& e) {
-    board.publishes_refused.fetch_add(1);
-    board.store_full_until_ms.store(util::monotonic_ms() + metrics::EventsBoard::kStoreFullForMs);
+    counts.publishes_refused.fetch_add(1);
+    board.store_full_until_ms.store(util::monotonic_ms() + pool::EventsBoard::kStoreFullForMs);
     if (util::log_due(refusal_logged_s, kPassedOverLogEvery)) {
       util::log_warning(std::string("the event publisher passed over a message: ") + e.what() +
                         " (507, or 500 for several channels: nchan_shared_memory_size is full; "
@@ -58,11 +58,13 @@ void log_unnameable(const db::FeedChange& change) {
 }  // namespace
 
 EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                               db::ReferenceCache& reference, metrics::EventsBoard& board)
+                               db::ReferenceCache& reference, pool::EventsBoard& board,
+                               metrics::EventsCounters& counts)
     : config_(config),
       breakers_(breakers),
       reference_(reference),
       board_(board),
+      counts_(counts),
       pid_(static_cast<std::int32_t>(::getpid())),
       generation_(board.publisher.generation.load()),
       order_(milliseconds(config.worker.events_gap_wait_ms)) {}
@@ -92,7 +94,7 @@ milliseconds EventPublisher::round() {
     if (failures_ > 0) util::log_info("the event publisher runs again");
     failures_ = 0;
   } catch (const std::exception& e) {
-    board_.publish_failures.fetch_add(1);
+    counts_.publish_failures.fetch_add(1);
     // The first failure, then one line a minute or so while they go on.
     if (failures_++ % 300 == 0) {
       util::log_warning(std::string("the event publisher waits: ") + e.what());
@@ -122,7 +124,7 @@ bool EventPublisher::work() {
   if (!board_.cursor_known.load()) resume();
   publish_snapshots();
   const bool more = publish_changes();
-  board_.last_round_unix_ms.store(util::unix_ms_now());
+  counts_.last_round_unix_ms.store(util::unix_ms_now());
   return more;
 }
 
@@ -164,7 +166,7 @@ void EventPublisher::publish_snapshots() {
     try {
       publish_snapshot(ids[i]);
     } catch (const PublishError&) {
-      board_.publish_failures.fetch_add(1);
+      counts_.publish_failures.fetch_add(1);
       board_.snapshot_requests_dropped.fetch_add(ids.size() - i);
       return;
     }
@@ -178,7 +180,7 @@ void EventPublisher::publish_snapshot(std::uint64_t history_id) {
   const auto channel = domain::record_channel(state->record.hash);
   if (nchan_->record_messages(channel) != 0) return;  // its newest message is its state
   if (publish(state->record, state->seq, /*whole_change=*/false)) {
-    board_.snapshots_published.fetch_add(1);
+    counts_.snapshots_published.fetch_add(1);
   }
 }
 
@@ -195,7 +197,7 @@ bool EventPublisher::publish_changes() {
   for (const auto& change : changes) seqs.push_back(change.seq);
   const auto verdict = order_.publishable(cursor, seqs, FeedOrder::Clock::now());
   if (verdict.passed_over > 0) {
-    board_.changes_passed_over.fetch_add(verdict.passed_over);
+    counts_.changes_passed_over.fetch_add(verdict.passed_over);
     util::log_warning("the event publisher passed over " + std::to_string(verdict.passed_over) +
                       " feed positions after " + std::to_string(cursor) +
                       " (a hole that did not fill within events_gap_wait_ms, or changes trimmed "
@@ -215,9 +217,9 @@ bool EventPublisher::publish_changes() {
     if (!board_.cursor.compare_exchange_strong(at, change.seq)) return false;
     at = change.seq;
     if (nameable) {
-      board_.changes_published.fetch_add(1);
+      counts_.changes_published.fetch_add(1);
     } else {
-      board_.changes_unpublishable.fetch_add(1);
+      counts_.changes_unpublishable.fetch_add(1);
       log_unnameable(change);
     }
     board_.publisher.beat(util::monotonic_ms());
@@ -242,18 +244,18 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
   };
   // A state on request goes to the same channel, kept a minute (events/snapshot_budget.h).
   if (!whole_change) {
-    return taken(board_,
+    return taken(board_, counts_,
                  [&] { nchan_->publish_snapshot(domain::record_channel(record.hash), event); });
   }
   // A change whose record channel took it (or refused it for good) but not the rest is retried
   // from there: no subscriber gets it twice.
   bool all = true;
   if (record_published_ != seq) {
-    all = taken(board_, to_record);
+    all = taken(board_, counts_, to_record);
     record_published_ = seq;
     board_.publisher.beat(util::monotonic_ms());
   }
-  return taken(board_,
+  return taken(board_, counts_,
                [&] { nchan_->publish_to_recent(domain::recent_channels(record), event); }) &&
          all;
 }
@@ -272,10 +274,10 @@ void EventPublisher::wake_polls() {
   bool reachable = true;
   const auto wake = [&] {
     try {
-      taken(board_, [&] { nchan_->publish_to_polls(some, api::kNoChanges); });
+      taken(board_, counts_, [&] { nchan_->publish_to_polls(some, api::kNoChanges); });
     } catch (const PublishError&) {
       // The rest would wait out the same timeout each: those polls get their 30 s instead.
-      board_.publish_failures.fetch_add(1);
+      counts_.publish_failures.fetch_add(1);
       reachable = false;
     }
     board_.publisher.beat(util::monotonic_ms());
@@ -312,7 +314,7 @@ void EventPublisher::settle_cursor() {
   if (!board_.cursor_known.load()) return;
   const std::int64_t now = util::monotonic_ms();
   recent_cursors_.emplace_back(now, board_.cursor.load());
-  const std::int64_t settled_at = now - metrics::EventsBoard::kRecentKeptMs;
+  const std::int64_t settled_at = now - pool::EventsBoard::kRecentKeptMs;
   // The newest entry at least kRecentKeptMs old, and nothing older than it, is kept.
   while (recent_cursors_.size() > 1 && recent_cursors_[1].first <= settled_at) {
     recent_cursors_.pop_front();

@@ -1,7 +1,7 @@
 #pragma once
 // Publishes every change of history to nchan, from one process of the pool at a time (a lease
-// on the scoreboard, metrics/lease.h: another process takes over within kLease when its holder
-// stops; the master frees it at once when the holder exits).
+// in the pool's shared state, pool/lease.h: another process takes over within kLease when its
+// holder stops; the master frees it at once when the holder exits).
 //
 // Every events_poll_ms the holder reads the change feed (db/change_feed.h) after its cursor from
 // the node's read server, in seq order (events/feed_order.h for holes), renders each changed
@@ -10,7 +10,7 @@
 // http/server_sent_event.h) and moves the cursor past it; at the end of the round it wakes the
 // long-polls of the round's changes (api/change_list.h), and every kPingEvery it sends the
 // streams a comment. The
-// cursor lives in the scoreboard, moved after each change and only by the holder (a
+// cursor lives in the pool's shared state, moved after each change and only by the holder (a
 // compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
 // in events_cursor_file, written at the end of each round that moved it, for a restart of the
 // service. A hung or lost database or nchan pauses it: it retries the same change next round (from
@@ -43,7 +43,8 @@
 #include "events/feed_order.h"
 #include "events/nchan_client.h"
 #include "events/snapshot_budget.h"
-#include "metrics/events_board.h"
+#include "metrics/events_counters.h"
+#include "pool/events_board.h"
 
 namespace connector::events {
 
@@ -62,7 +63,8 @@ class EventPublisher {
   static constexpr std::chrono::seconds kPingWhileUnanswered{0};
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                 db::ReferenceCache& reference, metrics::EventsBoard& board);
+                 db::ReferenceCache& reference, pool::EventsBoard& board,
+                 metrics::EventsCounters& counts);
   ~EventPublisher();
   EventPublisher(const EventPublisher&) = delete;
   EventPublisher& operator=(const EventPublisher&) = delete;
@@ -98,7 +100,8 @@ class EventPublisher {
   const config::Config& config_;
   db::CircuitBreakers& breakers_;
   db::ReferenceCache& reference_;
-  metrics::EventsBoard& board_;
+  pool::EventsBoard& board_;
+  metrics::EventsCounters& counts_;
   const std::int32_t pid_;
   const std::uint32_t generation_;
   std::unique_ptr<db::Connection> db_;  // made and used on the loop's thread only

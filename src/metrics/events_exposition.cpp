@@ -6,23 +6,24 @@ namespace connector::metrics {
 
 using prometheus_text::single;
 
-void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
+void write_events_metrics(const pool::EventsBoard& e, const EventsCounters& c,
+                          rapidjson::StringBuffer& out) {
   single(out, "connector_events_changes_published_total", "counter",
-         "Changes of history published to the event channels.", e.changes_published.load());
+         "Changes of history published to the event channels.", c.changes_published.load());
   single(out, "connector_events_snapshots_published_total", "counter",
-         "Records' current states published for a new subscriber.", e.snapshots_published.load());
+         "Records' current states published for a new subscriber.", c.snapshots_published.load());
   single(out, "connector_events_publish_failures_total", "counter",
          "Publisher rounds that failed (database or nchan); the next retries.",
-         e.publish_failures.load());
+         c.publish_failures.load());
   single(out, "connector_events_changes_passed_over_total", "counter",
          "Feed positions passed over unpublished: holes that did not fill in time, or trimmed.",
-         e.changes_passed_over.load());
+         c.changes_passed_over.load());
   single(out, "connector_events_changes_unpublishable_total", "counter",
          "Changes passed over because their record's hash or an address names no channel.",
-         e.changes_unpublishable.load());
+         c.changes_unpublishable.load());
   single(out, "connector_events_publishes_refused_total", "counter",
          "Messages nchan refused for good (507: its shared memory full), passed over.",
-         e.publishes_refused.load());
+         c.publishes_refused.load());
   single(out, "connector_events_snapshot_requests_dropped_total", "counter",
          "Snapshot requests dropped: every slot taken, or past the publisher's budget per second.",
          e.snapshot_requests_dropped.load());
@@ -34,7 +35,8 @@ void write_events_metrics(const EventsBoard& e, rapidjson::StringBuffer& out) {
          std::uint64_t{e.events_nginx_answers.load() ? 1u : 0u});
 }
 
-void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+void write_events_status(const pool::EventsBoard& e, const EventsCounters& c,
+                         rapidjson::Writer<rapidjson::StringBuffer>& w) {
   w.StartObject();
   w.Key("publisher_pid");
   w.Int(e.publisher.pid.load());
@@ -45,19 +47,19 @@ void write_events_status(const EventsBoard& e, rapidjson::Writer<rapidjson::Stri
     w.Null();
   }
   w.Key("last_round_unix_ms");
-  w.Int64(e.last_round_unix_ms.load());
+  w.Int64(c.last_round_unix_ms.load());
   w.Key("changes_published");
-  w.Uint64(e.changes_published.load());
+  w.Uint64(c.changes_published.load());
   w.Key("snapshots_published");
-  w.Uint64(e.snapshots_published.load());
+  w.Uint64(c.snapshots_published.load());
   w.Key("publish_failures");
-  w.Uint64(e.publish_failures.load());
+  w.Uint64(c.publish_failures.load());
   w.Key("changes_passed_over");
-  w.Uint64(e.changes_passed_over.load());
+  w.Uint64(c.changes_passed_over.load());
   w.Key("changes_unpublishable");
-  w.Uint64(e.changes_unpublishable.load());
+  w.Uint64(c.changes_unpublishable.load());
   w.Key("publishes_refused");
-  w.Uint64(e.publishes_refused.load());
+  w.Uint64(c.publishes_refused.load());
   w.Key("settled_cursor");
   w.Uint64(e.settled_cursor.load());
   w.Key("events_nginx_answers");

@@ -90,17 +90,17 @@ std::string label_value(std::string_view text) {
 // A figure older than this is not exposed: a stopped prober's last reading is not current.
 constexpr std::int64_t kFreshFigureMs = 5000;
 
-void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
-                             rapidjson::StringBuffer& out) {
+void write_db_server_metrics(const pool::SharedState& state, DbServers servers,
+                             std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
   if (servers.empty()) return;
-  const auto fresh = [&](const ServerSlot* slot) {
+  const auto fresh = [&](const pool::ServerSlot* slot) {
     return slot != nullptr && slot->lag_ms.load() >= 0 &&
            now_unix_ms - slot->measured_unix_ms.load() <= kFreshFigureMs;
   };
   header(out, "connector_db_server_in_rotation", "gauge",
          "1 while reads may use the server; a replica is out while it lags db_replica_max_lag_s.");
   for (const auto& server : servers) {
-    const auto* slot = b.find_server(server_key(server));
+    const auto* slot = state.find_server(pool::server_key(server));
     const bool in = slot == nullptr || slot->in_rotation.load() != 0;
     sample(out, "connector_db_server_in_rotation", "server=\"" + label_value(server) + "\"",
            in ? 1 : 0);
@@ -111,15 +111,15 @@ void write_db_server_metrics(const Scoreboard& b, DbServers servers, std::int64_
            "How far a replica's applied data is behind the primary (replication heartbeat).");
   }
   for (const auto& server : replicas) {
-    const auto* slot = b.find_server(server_key(server));
+    const auto* slot = state.find_server(pool::server_key(server));
     if (!fresh(slot)) continue;
     put(out, "connector_db_replica_lag_seconds{server=\"" + label_value(server) + "\"} " +
                  util::seconds_text(slot->lag_ms.load()) + "\n");
   }
-  const auto* primary = b.find_server(server_key(servers.back()));
+  const auto* primary = state.find_server(pool::server_key(servers.back()));
   // Only where replicas are measured (a lag monitor holds the lease, or has read the primary).
   if (primary != nullptr &&
-      (primary->measured_unix_ms.load() > 0 || b.lag_monitor.pid.load() != 0)) {
+      (primary->measured_unix_ms.load() > 0 || state.lag_monitor.pid.load() != 0)) {
     header(out, "connector_db_primary_reachable", "gauge",
            "1 while the lag monitor reads the primary; 0 when it last did over 5 s ago.");
     sample(out, "connector_db_primary_reachable", {},
@@ -150,12 +150,12 @@ void seconds_or_null(rapidjson::Writer<rapidjson::StringBuffer>& w, std::int64_t
 
 }  // namespace
 
-void write_db_servers(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
+void write_db_servers(const pool::SharedState& state, DbServers servers, std::int64_t now_unix_ms,
                       rapidjson::Writer<rapidjson::StringBuffer>& w) {
   w.StartArray();
   for (std::size_t i = 0; i < servers.size(); ++i) {
     const bool primary = i + 1 == servers.size();
-    const auto* slot = b.find_server(server_key(servers[i]));
+    const auto* slot = state.find_server(pool::server_key(servers[i]));
     const std::int64_t measured = slot != nullptr ? slot->measured_unix_ms.load() : 0;
     // Read at least once, and not since the bound /metrics shows figures for.
     const std::int64_t reading_age =
@@ -183,8 +183,8 @@ void write_db_servers(const Scoreboard& b, DbServers servers, std::int64_t now_u
   w.EndArray();
 }
 
-void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers servers,
-                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
+void write_prometheus(const Scoreboard& b, const pool::SharedState& state, EndpointLabels labels,
+                      DbServers servers, std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
   constexpr auto relaxed = std::memory_order_relaxed;
   write_requests(b, labels, out);
   write_latency(b, labels, out);
@@ -226,10 +226,10 @@ void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers serv
   single(out, "connector_db_breakers_open", "gauge",
          "Database servers skipped because they stopped answering, summed over the processes.",
          b.breakers_open());
-  write_db_server_metrics(b, servers, now_unix_ms, out);
+  write_db_server_metrics(state, servers, now_unix_ms, out);
   single(out, "connector_start_time_seconds", "gauge", "Start time of the master, unix seconds.",
          static_cast<std::uint64_t>(b.start_time_unix.load(relaxed)));
-  write_events_metrics(b.events, out);
+  write_events_metrics(state.events, b.events, out);
 }
 
 namespace {
@@ -321,8 +321,8 @@ void write_pool_counts(const Scoreboard& b, rapidjson::Writer<rapidjson::StringB
 
 }  // namespace
 
-void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
-                  rapidjson::StringBuffer& out) {
+void write_status(const Scoreboard& b, const pool::SharedState& state, DbServers servers,
+                  std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
   const std::int64_t now_unix = now_unix_ms / 1000;
   constexpr auto relaxed = std::memory_order_relaxed;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
@@ -340,9 +340,9 @@ void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_
   write_pool_now(b, w);
   write_pool_counts(b, w);
   w.Key("db_servers");
-  write_db_servers(b, servers, now_unix_ms, w);
+  write_db_servers(state, servers, now_unix_ms, w);
   w.Key("events");
-  write_events_status(b.events, w);
+  write_events_status(state.events, b.events, w);
   w.Key("process_list");
   w.StartArray();
   for (const auto& slot : b.processes) {
@@ -350,6 +350,21 @@ void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_
   }
   w.EndArray();
   w.EndObject();
+}
+
+void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers servers,
+                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
+  write_prometheus(b, pool::shared_state(), labels, servers, now_unix_ms, out);
+}
+
+void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
+                  rapidjson::StringBuffer& out) {
+  write_status(b, pool::shared_state(), servers, now_unix_ms, out);
+}
+
+void write_db_servers(const Scoreboard& /*board*/, DbServers servers, std::int64_t now_unix_ms,
+                      rapidjson::Writer<rapidjson::StringBuffer>& w) {
+  write_db_servers(pool::shared_state(), servers, now_unix_ms, w);
 }
 
 }  // namespace connector::metrics

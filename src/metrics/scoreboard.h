@@ -2,15 +2,13 @@
 // The worker's figures, shared by all its processes: a plain struct of atomics in one anonymous
 // shared mapping made by the master before it forks, like php-fpm's scoreboard. Lock-free
 // atomics are address-free, so every process updates the same counters. /metrics and /status
-// render it; nothing here allocates.
+// render it; nothing here allocates. What the processes coordinate by (leases, rotation, the
+// publisher's cursor and queue) is not here but in pool/shared_state.h.
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <span>
-#include <string_view>
 
-#include "metrics/events_board.h"
-#include "metrics/lease.h"
+#include "metrics/events_counters.h"
 
 namespace connector::metrics {
 
@@ -79,42 +77,6 @@ struct ProcessSlot {
   SnapshotLoads snapshots;
 };
 
-// Database servers with figures on the scoreboard: the replicas (config::kMaxReplicas) and
-// the primary.
-inline constexpr std::size_t kMaxServerSlots = 16;
-
-// One database server a worker reads (db_replicas, then the primary), found by the key of its
-// address (server_key). The master assigns the slots (Scoreboard::assign_servers); one process
-// of the pool at a time measures the servers (db/replica_monitor.h, the lease below) and writes
-// their figures here, and every process takes its replicas' rotation from here.
-struct ServerSlot {
-  std::atomic<std::uint64_t> key{0};  // server_key(address); 0: a free slot
-  // Whether reads may use the server, read by every process at each request
-  // (db::CircuitBreaker::in_rotation). The master sets a replica out until it is first measured.
-  std::atomic<std::uint32_t> in_rotation{1};
-  // A replica's lag; the primary's own heartbeat's age (its event is running while this stays
-  // under a second or two). -1: not known.
-  std::atomic<std::int64_t> lag_ms{-1};
-  std::atomic<std::int64_t> measured_unix_ms{0};  // when lag_ms was measured; 0: never
-  // The primary's only: its clock (unix microseconds) when last read, the newest time it is
-  // known to have written; 0: never read.
-  std::atomic<std::int64_t> clock_us{0};
-  // The primary's only: its @@server_id when last read, whose heartbeat row the replicas' lag is
-  // read from; -1: never read.
-  std::atomic<std::int64_t> server_id{-1};
-
-  void clear_figures() {
-    in_rotation.store(1);
-    lag_ms.store(-1);
-    measured_unix_ms.store(0);
-    clock_us.store(0);
-    server_id.store(-1);
-  }
-};
-
-// The slot key of a server's address (endpoint.describe()): never 0.
-std::uint64_t server_key(std::string_view address);
-
 struct Scoreboard {
   std::atomic<std::int64_t> start_time_unix{0};
   std::atomic<std::uint64_t> accepted{0};
@@ -146,10 +108,7 @@ struct Scoreboard {
   std::array<std::atomic<std::uint64_t>, kEndpointSlots> latency_sum_us{};
 
   std::array<ProcessSlot, kMaxProcessSlots> processes{};
-  std::array<ServerSlot, kMaxServerSlots> servers{};
-  // The process that measures the servers for the pool (db/replica_monitor.h).
-  Lease lag_monitor;
-  EventsBoard events;
+  EventsCounters events;
 
   // Figures summed over the live process slots.
   std::uint32_t active_threads() const;
@@ -157,19 +116,6 @@ struct Scoreboard {
   std::uint32_t breakers_open() const;
   std::uint32_t total_threads() const;
   std::uint32_t live_processes() const;
-
-  // The slot of a server, if it has one.
-  ServerSlot* find_server(std::uint64_t key);
-  const ServerSlot* find_server(std::uint64_t key) const;
-  // The master, at start and at each reload: a slot for each of `keys` (kept with its figures
-  // if it had one), the others freed. Only the master calls it, so slots never race.
-  void assign_servers(std::span<const std::uint64_t> keys);
-  // The same for the servers a worker reads, the replicas then the primary (last), each slot's
-  // figures made those of its role now. With lag_checked, a replica not measured as a replica
-  // yet (new, or the primary until this reload) is out of rotation until the lag monitor has
-  // found it current, and the primary is in whatever it was before (a promoted replica);
-  // without, no figures of an earlier configuration are left to show.
-  void assign_read_servers(std::span<const std::uint64_t> keys, bool lag_checked);
 
   // One finished request: counts, histogram, slow count.
   void record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow);

@@ -9,11 +9,15 @@
 #include <string>
 #include <vector>
 
-#include "db/circuit_breaker.h"
+#include "db/rotation.h"
 #include "metrics/exposition.h"
 #include "metrics/scoreboard.h"
+#include "pool/shared_state.h"
 
 using namespace connector::metrics;
+using connector::pool::kMaxServerSlots;
+using connector::pool::server_key;
+using connector::pool::SharedState;
 
 namespace {
 
@@ -21,7 +25,7 @@ constexpr std::int64_t kNow = 1'800'000'000'000;  // unix ms
 const std::vector<std::string> kServers = {"unix:/run/replica \"1\"\\.sock", "10.0.0.21:3306",
                                            "10.0.0.5:3306"};
 
-std::string json(const Scoreboard& board) {
+std::string json(const SharedState& board) {
   rapidjson::StringBuffer out;
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   write_db_servers(board, kServers, kNow, w);
@@ -29,10 +33,11 @@ std::string json(const Scoreboard& board) {
 }
 
 // The lines of the Prometheus text that name a database server or the primary's heartbeat.
-std::string server_lines(const Scoreboard& board) {
+std::string server_lines(const SharedState& board) {
   rapidjson::StringBuffer out;
   const std::string_view labels[kEndpointSlots] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
-  write_prometheus(board, EndpointLabels(labels, kEndpointSlots), kServers, kNow, out);
+  Scoreboard counts;
+  write_prometheus(counts, board, EndpointLabels(labels, kEndpointSlots), kServers, kNow, out);
   std::string text = out.GetString(), lines;
   for (std::size_t start = 0, end; start < text.size(); start = end + 1) {
     end = text.find('\n', start);
@@ -45,15 +50,15 @@ std::string server_lines(const Scoreboard& board) {
   return lines;
 }
 
-std::unique_ptr<Scoreboard> board_with_servers() {
-  auto board = std::make_unique<Scoreboard>();
+std::unique_ptr<SharedState> board_with_servers() {
+  auto board = std::make_unique<SharedState>();
   std::vector<std::uint64_t> keys;
   for (const auto& server : kServers) keys.push_back(server_key(server));
   board->assign_servers(keys);
   return board;
 }
 
-void measure(Scoreboard& board, const std::string& server, bool in, std::int64_t lag_ms,
+void measure(SharedState& board, const std::string& server, bool in, std::int64_t lag_ms,
              std::int64_t at) {
   auto* slot = board.find_server(server_key(server));
   BOOST_REQUIRE(slot != nullptr);
@@ -121,7 +126,7 @@ BOOST_AUTO_TEST_CASE(measured_servers_show_their_state_and_stale_figures_are_not
 }
 
 BOOST_AUTO_TEST_CASE(the_master_assigns_slots_keeps_figures_and_frees_the_rest) {
-  auto board = std::make_unique<Scoreboard>();
+  auto board = std::make_unique<SharedState>();
   const std::uint64_t first[] = {server_key("a:1"), server_key("b:1")};
   board->assign_servers(first);
   auto* a = board->find_server(server_key("a:1"));
@@ -155,27 +160,30 @@ BOOST_AUTO_TEST_CASE(the_master_assigns_slots_keeps_figures_and_frees_the_rest) 
 // Every process reads a replica's rotation from the pool's slot at each request: a change the
 // lag monitor makes in any process is followed at once, and a slot the master gave to another
 // server since (a reload) leaves the replica out.
-BOOST_AUTO_TEST_CASE(a_breaker_follows_the_pools_rotation_at_each_call) {
+BOOST_AUTO_TEST_CASE(a_rotation_follows_the_pools_slot_at_each_call) {
   auto board = board_with_servers();
-  connector::db::CircuitBreaker breaker;
-  breaker.set_in_rotation(false);
-  BOOST_TEST(!breaker.in_rotation());  // no slot: this process's own decision
-  breaker.set_in_rotation(true);
+  connector::db::Rotation rotation;
+  rotation.set(false);
+  BOOST_TEST(!rotation.in());  // no slot: this process's own decision
+  rotation.set(true);
   const auto key = server_key(kServers[0]);
   auto* slot = board->find_server(key);
   BOOST_REQUIRE(slot != nullptr);
-  breaker.follow_rotation(*slot, key);
+  rotation.follow(*slot, key);
   measure(*board, kServers[0], false, 9'000, kNow);
-  BOOST_TEST(!breaker.in_rotation());
-  BOOST_TEST(breaker.skipped());
+  BOOST_TEST(!rotation.in());
   measure(*board, kServers[0], true, 100, kNow);
-  BOOST_TEST(breaker.in_rotation());
-  BOOST_TEST(!breaker.skipped());
-  breaker.set_in_rotation(false);  // ignored while it follows the slot
-  BOOST_TEST(breaker.in_rotation());
+  BOOST_TEST(rotation.in());
+  rotation.set(false);  // the lag monitor's decision goes into the slot, for every process
+  BOOST_TEST(slot->in_rotation.load() == 0u);
+  BOOST_TEST(!rotation.in());
+  rotation.set(true);
   const std::uint64_t others[] = {server_key("other:3306"), server_key(kServers[2])};
   board->assign_servers(others);
-  BOOST_TEST(!breaker.in_rotation());
+  BOOST_TEST(!rotation.in());
+  rotation.set(false);  // a slot no longer its own is not written
+  BOOST_TEST((slot->key.load() == 0u || slot->in_rotation.load() == 1u));
+  BOOST_TEST(board->find_server(others[0])->in_rotation.load() == 1u);
 }
 
 // The master at each reload (Master::publish_config): a replica is in rotation only once
@@ -183,7 +191,7 @@ BOOST_AUTO_TEST_CASE(a_breaker_follows_the_pools_rotation_at_each_call) {
 // replica, out while it lagged, is the primary and in; the old primary, now a replica, is out
 // until the lag monitor has measured it as one.
 BOOST_AUTO_TEST_CASE(each_reload_gives_the_read_servers_the_figures_of_their_role) {
-  auto board = std::make_unique<Scoreboard>();
+  auto board = std::make_unique<SharedState>();
   const auto replica = server_key("replica:3306"), primary = server_key("primary:3306");
   const std::uint64_t before[] = {replica, primary};
   board->assign_read_servers(before, /*lag_checked=*/true);

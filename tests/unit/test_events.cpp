@@ -1,8 +1,8 @@
 // The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
 // message body (http/server_sent_event.h), the channel names (domain/event_channels.h), what
 // nchan's status for a publish means (events/publish_verdict.h), the cursor file
-// (events/cursor_file.h), the lease (metrics/lease.h), the snapshot requests
-// (metrics/events_board.h) and the publisher's budget for them (events/snapshot_budget.h).
+// (events/cursor_file.h), the lease (pool/lease.h), the snapshot requests
+// (pool/events_board.h) and the publisher's budget for them (events/snapshot_budget.h).
 #define BOOST_TEST_MODULE events
 #include <unistd.h>
 
@@ -23,8 +23,8 @@
 #include "events/publish_verdict.h"
 #include "events/snapshot_budget.h"
 #include "http/server_sent_event.h"
-#include "metrics/events_board.h"
-#include "metrics/lease.h"
+#include "pool/events_board.h"
+#include "pool/lease.h"
 
 using namespace connector;
 using std::chrono::milliseconds;
@@ -136,7 +136,7 @@ BOOST_AUTO_TEST_CASE(nchan_channel_info_is_read_for_its_messages_within_a_bound)
 }
 
 BOOST_AUTO_TEST_CASE(one_process_holds_the_lease_until_it_stops_beating) {
-  metrics::Lease lease;
+  pool::Lease lease;
   lease.next_generation();  // generation 1
   BOOST_TEST(lease.hold(100, 1, 0, 5000));
   BOOST_TEST(!lease.hold(200, 1, 4999, 5000));  // the holder beat at 0: still its
@@ -157,7 +157,7 @@ BOOST_AUTO_TEST_CASE(one_process_holds_the_lease_until_it_stops_beating) {
 }
 
 BOOST_AUTO_TEST_CASE(snapshot_requests_are_taken_once_and_bounded) {
-  metrics::EventsBoard board;
+  pool::EventsBoard board;
   BOOST_TEST(board.request_snapshot(0));
   BOOST_TEST(board.request_snapshot(7));
   BOOST_TEST(board.request_snapshot(7));  // asked already: one request
@@ -165,12 +165,12 @@ BOOST_AUTO_TEST_CASE(snapshot_requests_are_taken_once_and_bounded) {
   std::sort(taken.begin(), taken.end());
   BOOST_TEST(taken == (std::vector<std::uint64_t>{0, 7}), boost::test_tools::per_element());
   BOOST_TEST(board.take_snapshot_requests().empty());
-  for (std::uint64_t id = 1; id <= metrics::kSnapshotRequestSlots; ++id) {
+  for (std::uint64_t id = 1; id <= pool::kSnapshotRequestSlots; ++id) {
     BOOST_TEST(board.request_snapshot(id));
   }
   BOOST_TEST(!board.request_snapshot(1000));
   BOOST_TEST(board.snapshot_requests_dropped.load() == 1u);
-  BOOST_TEST(board.take_snapshot_requests().size() == metrics::kSnapshotRequestSlots);
+  BOOST_TEST(board.take_snapshot_requests().size() == pool::kSnapshotRequestSlots);
 }
 
 BOOST_AUTO_TEST_CASE(snapshots_are_budgeted_per_second_whatever_is_asked) {

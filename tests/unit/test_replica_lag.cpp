@@ -1,4 +1,5 @@
-// Replication lag arithmetic (db/replica_lag.h): the reference clock, the lag, the hysteresis.
+// Replication lag arithmetic (db/replica_lag.h): the reference clock and the lag (the
+// rotation rule: test_rotation.cpp).
 #define BOOST_TEST_MODULE replica_lag
 #include <boost/test/unit_test.hpp>
 
@@ -35,21 +36,4 @@ BOOST_AUTO_TEST_CASE(lag_in_milliseconds_never_negative_unknown_without_a_heartb
   BOOST_TEST(*replica_lag_ms(kNow, kNow + kSecond) == 0);  // a replica's clock ahead
   BOOST_TEST(!replica_lag_ms(kNow, std::nullopt).has_value());
   BOOST_TEST(!replica_lag_ms(std::nullopt, kNow).has_value());
-}
-
-BOOST_AUTO_TEST_CASE(out_past_the_bound_back_in_within_half_of_it) {
-  constexpr std::int64_t kMax = 10'000;
-  BOOST_TEST(next_in_rotation(true, 10'000, kMax));
-  BOOST_TEST(!next_in_rotation(true, 10'001, kMax));
-  BOOST_TEST(!next_in_rotation(true, std::nullopt, kMax));
-  // Out: stays out between half and the bound, back in at half.
-  BOOST_TEST(!next_in_rotation(false, 9'000, kMax));
-  BOOST_TEST(!next_in_rotation(false, 5'001, kMax));
-  BOOST_TEST(next_in_rotation(false, 5'000, kMax));
-  BOOST_TEST(!next_in_rotation(false, std::nullopt, kMax));
-}
-
-BOOST_AUTO_TEST_CASE(a_bound_of_zero_keeps_every_replica_in) {
-  BOOST_TEST(next_in_rotation(false, std::nullopt, 0));
-  BOOST_TEST(next_in_rotation(true, 999'999'999, 0));
 }

@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "db/circuit_breaker.h"
+#include "db/rotation.h"
 #include "db/server_selector.h"
 
 using connector::db::CircuitBreaker;
+using connector::db::Rotation;
 using connector::db::ServerSelector;
 using Verdict = ServerSelector::Verdict;
 using std::chrono::milliseconds;
@@ -22,13 +24,15 @@ namespace {
 struct Fixture {
   ServerSelector::Clock::time_point now{seconds(100000)};
   std::vector<std::unique_ptr<CircuitBreaker>> breakers;
+  std::vector<std::unique_ptr<Rotation>> rotations;
   std::unique_ptr<ServerSelector> selector;
 
   explicit Fixture(bool probe = false) {
-    std::vector<CircuitBreaker*> pointers;
+    std::vector<ServerSelector::Checks> pointers;
     for (int i = 0; i < 3; ++i) {
       breakers.push_back(std::make_unique<CircuitBreaker>());
-      pointers.push_back(breakers.back().get());
+      rotations.push_back(std::make_unique<Rotation>());
+      pointers.push_back({breakers.back().get(), rotations.back().get()});
     }
     selector =
         std::make_unique<ServerSelector>(pointers, seconds(30), probe, [this] { return now; });
@@ -78,7 +82,7 @@ BOOST_FIXTURE_TEST_CASE(an_open_breaker_is_passed_over, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(a_server_out_of_rotation_is_passed_over, Fixture) {
-  breakers[0]->set_in_rotation(false);
+  rotations[0]->set(false);
   BOOST_TEST((selector->consider(0) == Verdict::kOutOfRotation));
   BOOST_TEST(connect() == 1);
   // Open and out of rotation: reported as open.
@@ -88,16 +92,16 @@ BOOST_FIXTURE_TEST_CASE(a_server_out_of_rotation_is_passed_over, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(every_server_passed_over_leaves_none, Fixture) {
   open(0);
-  breakers[1]->set_in_rotation(false);
+  rotations[1]->set(false);
   open(2);
   BOOST_TEST(connect() == -1);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_live_connection_leaves_a_server_passed_over, Fixture) {
   BOOST_TEST(connect() == 0);
-  breakers[0]->set_in_rotation(false);
+  rotations[0]->set(false);
   BOOST_TEST(!selector->keep_current());
-  breakers[0]->set_in_rotation(true);
+  rotations[0]->set(true);
   BOOST_TEST(selector->keep_current());
   open(0);
   BOOST_TEST(!selector->keep_current());
@@ -152,10 +156,10 @@ BOOST_FIXTURE_TEST_CASE(failback_waits_for_an_earlier_server_that_failed, Fixtur
 }
 
 BOOST_FIXTURE_TEST_CASE(failback_is_due_at_once_when_an_earlier_server_is_back, Fixture) {
-  breakers[0]->set_in_rotation(false);
+  rotations[0]->set(false);
   BOOST_TEST(connect() == 1);  // server 0 never failed a connect: only out of rotation
   BOOST_TEST(selector->keep_current());
-  breakers[0]->set_in_rotation(true);
+  rotations[0]->set(true);
   BOOST_TEST(!selector->keep_current());
   BOOST_TEST(connect() == 0);
 }
@@ -230,7 +234,7 @@ BOOST_FIXTURE_TEST_CASE(a_handshake_between_hangs_resets_the_count, Fixture) {
 
 BOOST_FIXTURE_TEST_CASE(a_probe_ignores_breakers_and_rotation, ProbeFixture) {
   open(0);
-  breakers[1]->set_in_rotation(false);
+  rotations[1]->set(false);
   BOOST_TEST((selector->consider(0) == Verdict::kTry));
   BOOST_TEST((selector->consider(1) == Verdict::kTry));
   selector->connected(0);
@@ -248,7 +252,8 @@ BOOST_FIXTURE_TEST_CASE(a_probe_still_pauses_after_a_failed_connect, ProbeFixtur
 
 BOOST_AUTO_TEST_CASE(servers_without_a_breaker_are_never_passed_over) {
   auto now = ServerSelector::Clock::time_point{seconds(100000)};
-  ServerSelector selector({nullptr, nullptr}, seconds(30), /*probe=*/false, [&] { return now; });
+  ServerSelector selector({ServerSelector::Checks{}, ServerSelector::Checks{}}, seconds(30),
+                          /*probe=*/false, [&] { return now; });
   BOOST_TEST((selector.consider(0) == Verdict::kTry));
   selector.connect_failed(0, /*no_answer=*/true);
   BOOST_TEST((selector.consider(1) == Verdict::kTry));

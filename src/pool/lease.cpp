@@ -1,6 +1,6 @@
-#include "metrics/lease.h"
+#include "pool/lease.h"
 
-namespace connector::metrics {
+namespace connector::pool {
 
 bool Lease::hold(std::int32_t holder, std::uint32_t of_generation, std::int64_t now_ms,
                  std::int64_t lease_ms) {
@@ -27,4 +27,4 @@ void Lease::next_generation() {
   pid.store(0);
 }
 
-}  // namespace connector::metrics
+}  // namespace connector::pool

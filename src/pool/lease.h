@@ -1,14 +1,14 @@
 #pragma once
 // A task that one process of the pool does for all of them at a time (the replica lag monitor,
-// the event publisher), held as a lease on the scoreboard: its holder beats while it works;
-// another process takes it over once the holder has not beaten for the lease's length (hung,
-// gone), or at once when the master frees it (the holder exited). Only a process of the current
-// configuration may hold it: the master moves the generation at each reload, which also frees
-// it, so a process draining after a reload does the task no more.
+// the event publisher), held as a lease in the pool's shared state (pool/shared_state.h): its
+// holder beats while it works; another process takes it over once the holder has not beaten for the
+// lease's length (hung, gone), or at once when the master frees it (the holder exited). Only a
+// process of the current configuration may hold it: the master moves the generation at each reload,
+// which also frees it, so a process draining after a reload does the task no more.
 #include <atomic>
 #include <cstdint>
 
-namespace connector::metrics {
+namespace connector::pool {
 
 struct Lease {
   std::atomic<std::int32_t> pid{0};      // the holder, 0: none
@@ -28,4 +28,4 @@ struct Lease {
   void next_generation();
 };
 
-}  // namespace connector::metrics
+}  // namespace connector::pool

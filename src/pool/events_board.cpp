@@ -1,8 +1,8 @@
-#include "metrics/events_board.h"
+#include "pool/events_board.h"
 
 #include <algorithm>
 
-namespace connector::metrics {
+namespace connector::pool {
 
 bool EventsBoard::request_snapshot(std::uint64_t history_id) {
   const std::uint64_t wanted = history_id + 1;
@@ -28,4 +28,4 @@ std::vector<std::uint64_t> EventsBoard::take_snapshot_requests() {
   return ids;
 }
 
-}  // namespace connector::metrics
+}  // namespace connector::pool
