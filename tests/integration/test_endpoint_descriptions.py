@@ -13,6 +13,7 @@ import yaml
 
 from fixture import Fixture, valid_params
 from harness import REPO, endpoint_descriptions
+from test_database_boundary import OTHER_STATEMENTS
 
 DESCRIPTIONS = endpoint_descriptions()
 ENDPOINTS = {e["path"]: e for e in DESCRIPTIONS["endpoints"]}
@@ -79,7 +80,7 @@ class OpenApi(unittest.TestCase):
                 self.assertIn(schema, SCHEMAS, path)
 
     def test_echoed_parameters_are_members_of_the_answer(self):
-        echoed = 0
+        echoed = set()
         for path, endpoint in ENDPOINTS.items():
             if endpoint["body"] != "json":
                 media = {"event_stream": "text/event-stream", "long_poll": "application/json"}
@@ -92,10 +93,16 @@ class OpenApi(unittest.TestCase):
                 schema = follow(schema["$ref"])
             for param in endpoint["params"]:
                 if param["echo"]:
-                    echoed += 1
+                    echoed.add((path, param["echo"]))
                     self.assertIn(param["echo"], schema["required"], (path, param))
                     self.assertIn(param["echo"], schema["properties"], (path, param))
-        self.assertEqual(echoed, 12)  # three of /v1/account, nine filters of /v1/history
+                    examples = ok_answer(path)["content"]["application/json"].get("examples", {})
+                    for name, example in examples.items():
+                        self.assertIn(param["echo"], example["value"], (path, name, param))
+        # Every echo the descriptions name was checked, each a member of its own.
+        self.assertEqual(echoed, {(path, p["echo"]) for path, e in ENDPOINTS.items()
+                                  for p in e["params"] if p["echo"]})
+        self.assertTrue(echoed)
 
     def test_the_cache_control_is_documented_exactly(self):
         """Each endpoint's 200 and 304 answers document exactly its described Cache-Control values
@@ -168,6 +175,67 @@ class NginxCacheRules(unittest.TestCase):
             names = re.findall(r"(?:^|&)([a-z_]+)=", args)
             self.assertEqual(sorted(names), sorted(p["name"] for p in ENDPOINTS[path]["params"]),
                              path)
+
+
+class Documents(unittest.TestCase):
+    """What the documents say of the filters of /v1/history, derived from the code: the tour
+    names each, docs/schema.md each one's indexes, and the counts (the history statements,
+    db::all_history_statements() as tests/endpoints-dump prints it; a connection's whole set,
+    those and test_database_boundary's OTHER_STATEMENTS; the filters and their combinations).
+    A filter added changes them all: this fails until the documents say so."""
+
+    HISTORY = DESCRIPTIONS["history_statements"]
+    PER_CONNECTION = HISTORY + OTHER_STATEMENTS
+    FILTERS = len([p for p in ENDPOINTS["/v1/history"]["params"]
+                   if p["name"] not in ("page_id", "page_size", "order")])
+
+    def numbers(self, document, pattern):
+        text = " ".join((REPO / "docs" / document).read_text().split())
+        found = []
+        for match in re.findall(pattern, text):
+            found += [int(n) for n in (match if isinstance(match, tuple) else [match]) if n]
+        self.assertTrue(found, (document, pattern))
+        return found
+
+    def test_the_tour_names_every_filter(self):
+        tour = (REPO / "docs" / "tour.md").read_text().split("## GET /v1/history\n", 1)[1]
+        listed = " ".join(tour.split("; paging with", 1)[0].split())
+        self.assertEqual(re.findall(r"`([a-z_]+)`", listed.removeprefix("Filters: ")),
+                         [f["param"] for f in DESCRIPTIONS["history_filters"]])
+
+    def test_the_schema_explains_every_filter_index(self):
+        """Each filter's index a row of the index table, and the column of each (column, status)
+        index in the paragraph that lists them."""
+        schema = (REPO / "docs" / "schema.md").read_text()
+        pairs = schema.split("pairs of a filter with `status`", 1)[1].split("With other", 1)[0]
+        for f in DESCRIPTIONS["history_filters"]:
+            if f["index"]:
+                self.assertIn(f"| `{f['index']}` |", schema, f)
+            if f["status_index"]:
+                self.assertIn(f"`{f['column']}`", pairs, f)
+
+    def test_architecture(self):
+        self.assertEqual(self.numbers("architecture.md", r"fixed set of (\d+) statement texts"),
+                         [self.HISTORY])
+        self.assertEqual(self.numbers("architecture.md", r"prepares at most (\d+) statements"),
+                         [self.PER_CONNECTION])
+        self.assertEqual(self.numbers("architecture.md", r"statements \((\d+) history"),
+                         [self.HISTORY])
+        self.assertEqual(self.numbers("architecture.md", r"maps all (\d+) filter combinations"),
+                         [2 ** self.FILTERS - 1])
+
+    def test_reliability(self):
+        per_connection = self.numbers("reliability.md", r"at most (\d+) (?:statements )?per "
+                                      r"connection|threads x (\d+) x 2")
+        self.assertEqual(per_connection, [self.PER_CONNECTION] * 3)
+        self.assertEqual(self.numbers("reliability.md", r"all (\d+) (?:filter )?combinations"),
+                         [2 ** self.FILTERS - 1] * 2)
+        self.assertEqual(self.numbers("reliability.md", r"of the (\d+) history filters"),
+                         [self.FILTERS])
+        # Threads in all that fit MariaDB's default max_prepared_stmt_count, two generations each.
+        self.assertEqual(self.numbers("reliability.md", r"\(16,382 by default: up to (\d+) "
+                                      r"threads in all\)"),
+                         [16382 // (2 * self.PER_CONNECTION)])
 
 
 if __name__ == "__main__":
