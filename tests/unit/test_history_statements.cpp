@@ -160,7 +160,8 @@ BOOST_AUTO_TEST_CASE(driving_values_come_first_then_each_residual_twice_in_colum
   BOOST_TEST(page.sql.find(", (" + count.sql + ") FROM history h FORCE INDEX") !=
              std::string::npos);
   const std::size_t k = count.params.size();
-  BOOST_TEST_REQUIRE(page.params.size() == k + 2u + 2u * 9u);
+  // Two driving values, then every other filter twice.
+  BOOST_TEST_REQUIRE(page.params.size() == k + 2u + 2u * (kHistoryFilterCount - 2));
   for (std::size_t i = 0; i < k; ++i) BOOST_TEST((page.params[i] == count.params[i]));
   BOOST_TEST((page.params[k] == Param(std::string("0xdd"))));
   BOOST_TEST((page.params[k + 1] == Param(std::string("Error"))));
@@ -192,7 +193,7 @@ BOOST_AUTO_TEST_CASE(an_address_alone_is_counted_by_its_counters_another_filter_
                                  "(ix_history_destination_address) WHERE destination_address = ?",
                                  0) == 0u);
   BOOST_TEST(with_pair.sql.find("AND (? IS NULL OR pair_id = ?)") != std::string::npos);
-  BOOST_TEST(with_pair.params.size() == 1u + 2u * 10u);
+  BOOST_TEST(with_pair.params.size() == 1u + 2u * (kHistoryFilterCount - 1));
 }
 
 BOOST_AUTO_TEST_CASE(coarse_filters_are_counted_from_the_counters_fine_ones_on_their_index) {
