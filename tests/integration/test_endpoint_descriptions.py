@@ -4,7 +4,9 @@ required, its schema by kind, the echoed members of the answer, the Cache-Contro
 statuses and the page size's limits) and nginx's cache rules in nginx/connector-http.conf (the
 names a canonical request may carry, and the cache key's). A parameter added in one place and forgotten
 in another fails here, as does a parameter of a kind the tests have no valid sample of
-(fixture.py). No stack: the build's tests/endpoints-dump prints the descriptions."""
+(fixture.py). What the documents and the benchmark's peers say of /v1/history's filters is
+held to kHistoryFilters too (Documents, BenchPeers). No stack: the build's tests/endpoints-dump
+prints the descriptions."""
 
 import re
 import unittest
@@ -238,6 +240,39 @@ class Documents(unittest.TestCase):
         self.assertEqual(self.numbers("reliability.md", r"\(16,382 by default: up to (\d+) "
                                       r"threads in all\)"),
                          [16382 // (2 * self.PER_CONNECTION)])
+
+
+class BenchPeers(unittest.TestCase):
+    """The benchmark's peers (scripts/bench; tests/bench/go-peer and tests/bench/peer, the same
+    API on other stacks) copy /v1/history's filters: a filter added to the service is added to
+    them too, or they would not answer the same requests."""
+
+    FILTERS = DESCRIPTIONS["history_filters"]
+    ECHOES = {p["name"]: p["echo"] for p in ENDPOINTS["/v1/history"]["params"]}
+
+    def test_the_go_peer_has_every_filter(self):
+        go = (REPO / "tests" / "bench" / "go-peer" / "statements.go").read_text()
+        rows = re.findall(r'\{"([a-z_]+)", kind\w+, "(\w*)", "(\w+)", \d+,\s*"(\w+)", "(\w*)"\}',
+                          go)
+        self.assertEqual(rows, [(f["param"], self.ECHOES[f["param"]], f["column"], f["index"],
+                                 f["status_index"]) for f in self.FILTERS])
+        self.assertIn(f"type filterValues [{len(self.FILTERS)}]any", go)
+        status = [f["param"] for f in self.FILTERS].index("status")
+        self.assertIn(f"const statusFilter = {status} ", go)
+
+    def test_the_node_peer_has_every_filter(self):
+        node = (REPO / "tests" / "bench" / "peer" / "lib" / "history.mjs").read_text()
+
+        def block(name):
+            return node.split(f"const {name} = [", 1)[1].split("\n];", 1)[0]
+
+        self.assertEqual(re.findall(r"^  \['(\w+)', '(\w+)',", block("FILTERS"), re.M),
+                         [(f["param"], f["column"]) for f in self.FILTERS])
+        self.assertEqual(re.findall(r"\['(\w+)', '(\w+)'\]", block("ECHOED")),
+                         [(f["param"], self.ECHOES[f["param"]]) for f in self.FILTERS
+                          if self.ECHOES[f["param"]]])
+        self.assertEqual(sorted(re.findall(r"'(\w+)'", block("HISTORY_PARAMS"))),
+                         sorted(self.ECHOES))
 
 
 if __name__ == "__main__":
