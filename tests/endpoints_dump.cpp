@@ -3,7 +3,11 @@
 // {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none),
 //                 "body" ("json", "event_stream" or "long_poll": EndpointSpec::Body),
 //                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
-//  "page_size": {"default", "max"}, "statuses": [...]}.
+//  "page_size": {"default", "max"}, "statuses": [...],
+//  "history_statements": the size of db::all_history_statements(), the fixed set of history
+//  statement texts (the tests' and docs' counts of prepared statements derive from it),
+//  "history_filters": [{"param", "column", "index", "status_index"}] (db::kHistoryFilters; ""
+//  for a filter without an index of that kind)}.
 // A parameter's kind is named here for the tests' sample values of each kind
 // (tests/integration/fixture.py): a kind added to api::ParamKind does not compile here until it
 // has a name, and a test fails while no sample value has it.
@@ -16,6 +20,7 @@
 
 #include "api/params.h"
 #include "api/router.h"
+#include "db/history_statements.h"
 
 namespace {
 
@@ -110,6 +115,23 @@ int main() {
   w.Key("statuses");
   w.StartArray();
   for (const auto status : connector::domain::kHistoryStatuses) string(w, status);
+  w.EndArray();
+  w.Key("history_statements");
+  w.Uint64(connector::db::all_history_statements().size());
+  w.Key("history_filters");
+  w.StartArray();
+  for (const auto& f : connector::db::kHistoryFilters) {
+    w.StartObject();
+    w.Key("param");
+    string(w, f.param);
+    w.Key("column");
+    string(w, f.column);
+    w.Key("index");
+    string(w, f.index);
+    w.Key("status_index");
+    string(w, f.status_index);
+    w.EndObject();
+  }
   w.EndArray();
   w.EndObject();
   std::puts(out.GetString());

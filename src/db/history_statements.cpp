@@ -238,6 +238,8 @@ HistoryStatement page_of(const AccessPath& path, const HistoryFilter* filter,
 
 std::span<const Column<HistoryRecord>> history_record_columns() { return kRecordColumns; }
 
+std::span<const AccessPath> history_access_paths() { return kPaths; }
+
 const AccessPath& choose_access_path(const HistoryFilter& filter) {
   for (const auto& path : kPaths) {
     if (path.filter == kNoFilter) return path;

@@ -45,6 +45,9 @@ struct AccessPath {
 // The path for these filters: the first, most selective first, whose driving filters are all
 // set.
 const AccessPath& choose_access_path(const HistoryFilter& filter);
+// Every access path, in the order choose_access_path() tries them (derived from
+// kHistoryFilters: the statement set's size follows from them, test_history_statements).
+std::span<const AccessPath> history_access_paths();
 
 // A page is read directly near the start of a list, with the list's total as one more column
 // after the record's, and through a deferred join deeper down (its ids from the index alone,

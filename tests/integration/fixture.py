@@ -101,6 +101,30 @@ class Fixture:
             "sort_order": ["ASC"],
         }
 
+    def matched_record(self):
+        """A record with every filter's field set (a destination transaction too)."""
+        return next(r for r in self.history if r.get("destination_tx_hash"))
+
+    def filter_values(self, endpoint, record):
+        """{name: value} for every parameter of a described endpoint (tests/endpoints-dump): a
+        parameter that filters on a field of fixture record `record` (the field of its name; for
+        a chain, `<side>_slug`) takes that field, in the canonical spelling of its kind (what
+        nginx caches: hex in lower case), so that each alone matches the record; any other (the
+        page's, the order) its kind's first value of sample_values(). A new filter is covered
+        here by its name, with no test to edit."""
+        samples = self.sample_values()
+        values = {}
+        for param in endpoint["params"]:
+            name, kind = param["name"], param["kind"]
+            field = name if name in record else name.replace("_blockchain", "_slug")
+            if field not in record:
+                values[name] = samples[kind][0]
+            elif kind in ("address", "tx_hash", "record_hash"):
+                values[name] = str(record[field]).lower()
+            else:
+                values[name] = str(record[field])
+        return values
+
     def records(self, predicate=lambda r: True, ascending=False):
         chosen = [r for r in self.history if predicate(r)]
         chosen.sort(key=lambda r: int(r["id"]), reverse=not ascending)

@@ -24,6 +24,8 @@ that registered the test, so build-asan/ runs the sanitized worker. Python 3 sta
 """
 
 import base64
+import importlib.machinery
+import importlib.util
 import itertools
 import json
 import os
@@ -74,6 +76,17 @@ def endpoint_descriptions():
     dump = BUILD_DIR / "tests" / "endpoints-dump"
     return json.loads(subprocess.run([str(dump)], capture_output=True, check=True, text=True,
                                      timeout=30).stdout)
+
+
+def nginx_contract():
+    """scripts/nginx-contract as a module (its NOT_CACHED: the endpoints it leaves out of
+    nginx's cache besides the event streams)."""
+    loader = importlib.machinery.SourceFileLoader("nginx_contract",
+                                                  str(REPO / "scripts" / "nginx-contract"))
+    spec = importlib.util.spec_from_loader("nginx_contract", loader)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def endpoint_params():

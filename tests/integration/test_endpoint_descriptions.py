@@ -4,7 +4,9 @@ required, its schema by kind, the echoed members of the answer, the Cache-Contro
 statuses and the page size's limits) and nginx's cache rules in nginx/connector-http.conf (the
 names a canonical request may carry, and the cache key's). A parameter added in one place and forgotten
 in another fails here, as does a parameter of a kind the tests have no valid sample of
-(fixture.py). No stack: the build's tests/endpoints-dump prints the descriptions."""
+(fixture.py). What the documents and the benchmark's peers say of /v1/history's filters is
+held to kHistoryFilters too (Documents, BenchPeers). No stack: the build's tests/endpoints-dump
+prints the descriptions."""
 
 import re
 import unittest
@@ -12,7 +14,8 @@ import unittest
 import yaml
 
 from fixture import Fixture, valid_params
-from harness import REPO, endpoint_descriptions
+from harness import REPO, endpoint_descriptions, nginx_contract
+from test_database_boundary import OTHER_STATEMENTS
 
 DESCRIPTIONS = endpoint_descriptions()
 ENDPOINTS = {e["path"]: e for e in DESCRIPTIONS["endpoints"]}
@@ -50,10 +53,12 @@ def ok_answer(path):
     return follow(answer["$ref"]) if "$ref" in answer else answer
 
 
-# The endpoints whose answers nginx never caches: the deposit addresses (connector-cache-rules.conf)
-# and the event streams (a hand-over to nchan).
-# Event streams and long-polls: each answer is for one client at one moment.
-UNCACHED = {"/v1/account"} | {path for path, e in ENDPOINTS.items() if e["body"] != "json"}
+# The endpoints whose answers nginx never caches: those scripts/nginx-contract leaves out (the
+# deposit addresses: connector-cache-rules.conf), and the event streams and long-polls (each
+# answer for one client at one moment).
+NGINX_CONTRACT = nginx_contract()
+UNCACHED = NGINX_CONTRACT.NOT_CACHED | {path for path, e in ENDPOINTS.items()
+                                        if e["body"] != "json"}
 
 
 def map_block(name):
@@ -79,7 +84,7 @@ class OpenApi(unittest.TestCase):
                 self.assertIn(schema, SCHEMAS, path)
 
     def test_echoed_parameters_are_members_of_the_answer(self):
-        echoed = 0
+        echoed = set()
         for path, endpoint in ENDPOINTS.items():
             if endpoint["body"] != "json":
                 media = {"event_stream": "text/event-stream", "long_poll": "application/json"}
@@ -92,10 +97,16 @@ class OpenApi(unittest.TestCase):
                 schema = follow(schema["$ref"])
             for param in endpoint["params"]:
                 if param["echo"]:
-                    echoed += 1
+                    echoed.add((path, param["echo"]))
                     self.assertIn(param["echo"], schema["required"], (path, param))
                     self.assertIn(param["echo"], schema["properties"], (path, param))
-        self.assertEqual(echoed, 12)  # three of /v1/account, nine filters of /v1/history
+                    examples = ok_answer(path)["content"]["application/json"].get("examples", {})
+                    for name, example in examples.items():
+                        self.assertIn(param["echo"], example["value"], (path, name, param))
+        # Every echo the descriptions name was checked, each a member of its own.
+        self.assertEqual(echoed, {(path, p["echo"]) for path, e in ENDPOINTS.items()
+                                  for p in e["params"] if p["echo"]})
+        self.assertTrue(echoed)
 
     def test_the_cache_control_is_documented_exactly(self):
         """Each endpoint's 200 and 304 answers document exactly its described Cache-Control values
@@ -168,6 +179,100 @@ class NginxCacheRules(unittest.TestCase):
             names = re.findall(r"(?:^|&)([a-z_]+)=", args)
             self.assertEqual(sorted(names), sorted(p["name"] for p in ENDPOINTS[path]["params"]),
                              path)
+
+
+class Documents(unittest.TestCase):
+    """What the documents say of the filters of /v1/history, derived from the code: the tour
+    names each, docs/schema.md each one's indexes, and the counts (the history statements,
+    db::all_history_statements() as tests/endpoints-dump prints it; a connection's whole set,
+    those and test_database_boundary's OTHER_STATEMENTS; the filters and their combinations).
+    A filter added changes them all: this fails until the documents say so."""
+
+    HISTORY = DESCRIPTIONS["history_statements"]
+    PER_CONNECTION = HISTORY + OTHER_STATEMENTS
+    FILTERS = len([p for p in ENDPOINTS["/v1/history"]["params"]
+                   if p["name"] not in ("page_id", "page_size", "order")])
+
+    def numbers(self, document, pattern):
+        text = " ".join((REPO / "docs" / document).read_text().split())
+        found = []
+        for match in re.findall(pattern, text):
+            found += [int(n) for n in (match if isinstance(match, tuple) else [match]) if n]
+        self.assertTrue(found, (document, pattern))
+        return found
+
+    def test_the_tour_names_every_filter(self):
+        tour = (REPO / "docs" / "tour.md").read_text().split("## GET /v1/history\n", 1)[1]
+        listed = " ".join(tour.split("; paging with", 1)[0].split())
+        self.assertEqual(re.findall(r"`([a-z_]+)`", listed.removeprefix("Filters: ")),
+                         [f["param"] for f in DESCRIPTIONS["history_filters"]])
+
+    def test_the_schema_explains_every_filter_index(self):
+        """Each filter's index a row of the index table, and the column of each (column, status)
+        index in the paragraph that lists them."""
+        schema = (REPO / "docs" / "schema.md").read_text()
+        pairs = schema.split("pairs of a filter with `status`", 1)[1].split("With other", 1)[0]
+        for f in DESCRIPTIONS["history_filters"]:
+            if f["index"]:
+                self.assertIn(f"| `{f['index']}` |", schema, f)
+            if f["status_index"]:
+                self.assertIn(f"`{f['column']}`", pairs, f)
+
+    def test_architecture(self):
+        self.assertEqual(self.numbers("architecture.md", r"fixed set of (\d+) statement texts"),
+                         [self.HISTORY])
+        self.assertEqual(self.numbers("architecture.md", r"prepares at most (\d+) statements"),
+                         [self.PER_CONNECTION])
+        self.assertEqual(self.numbers("architecture.md", r"statements \((\d+) history"),
+                         [self.HISTORY])
+        self.assertEqual(self.numbers("architecture.md", r"maps all (\d+) filter combinations"),
+                         [2 ** self.FILTERS - 1])
+
+    def test_reliability(self):
+        per_connection = self.numbers("reliability.md", r"at most (\d+) (?:statements )?per "
+                                      r"connection|threads x (\d+) x 2")
+        self.assertEqual(per_connection, [self.PER_CONNECTION] * 3)
+        self.assertEqual(self.numbers("reliability.md", r"all (\d+) (?:filter )?combinations"),
+                         [2 ** self.FILTERS - 1] * 2)
+        self.assertEqual(self.numbers("reliability.md", r"of the (\d+) history filters"),
+                         [self.FILTERS])
+        # Threads in all that fit MariaDB's default max_prepared_stmt_count, two generations each.
+        self.assertEqual(self.numbers("reliability.md", r"\(16,382 by default: up to (\d+) "
+                                      r"threads in all\)"),
+                         [16382 // (2 * self.PER_CONNECTION)])
+
+
+class BenchPeers(unittest.TestCase):
+    """The benchmark's peers (scripts/bench; tests/bench/go-peer and tests/bench/peer, the same
+    API on other stacks) copy /v1/history's filters: a filter added to the service is added to
+    them too, or they would not answer the same requests."""
+
+    FILTERS = DESCRIPTIONS["history_filters"]
+    ECHOES = {p["name"]: p["echo"] for p in ENDPOINTS["/v1/history"]["params"]}
+
+    def test_the_go_peer_has_every_filter(self):
+        go = (REPO / "tests" / "bench" / "go-peer" / "statements.go").read_text()
+        rows = re.findall(r'\{"([a-z_]+)", kind\w+, "(\w*)", "(\w+)", \d+,\s*"(\w+)", "(\w*)"\}',
+                          go)
+        self.assertEqual(rows, [(f["param"], self.ECHOES[f["param"]], f["column"], f["index"],
+                                 f["status_index"]) for f in self.FILTERS])
+        self.assertIn(f"type filterValues [{len(self.FILTERS)}]any", go)
+        status = [f["param"] for f in self.FILTERS].index("status")
+        self.assertIn(f"const statusFilter = {status} ", go)
+
+    def test_the_node_peer_has_every_filter(self):
+        node = (REPO / "tests" / "bench" / "peer" / "lib" / "history.mjs").read_text()
+
+        def block(name):
+            return node.split(f"const {name} = [", 1)[1].split("\n];", 1)[0]
+
+        self.assertEqual(re.findall(r"^  \['(\w+)', '(\w+)',", block("FILTERS"), re.M),
+                         [(f["param"], f["column"]) for f in self.FILTERS])
+        self.assertEqual(re.findall(r"\['(\w+)', '(\w+)'\]", block("ECHOED")),
+                         [(f["param"], self.ECHOES[f["param"]]) for f in self.FILTERS
+                          if self.ECHOES[f["param"]]])
+        self.assertEqual(sorted(re.findall(r"'(\w+)'", block("HISTORY_PARAMS"))),
+                         sorted(self.ECHOES))
 
 
 if __name__ == "__main__":

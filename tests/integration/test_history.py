@@ -11,9 +11,12 @@ from harness import Stack, endpoint_descriptions
 stack = None
 fixture = Fixture()
 H = fixture.history
-EMPTY_ECHO = {"source_deposit_address": "", "source_sender": "", "source_blockchain": "",
-              "source_asset_id": "", "destination_address": "", "destination_blockchain": "",
-              "destination_asset_id": "", "pairId": "", "status": ""}
+HISTORY = next(e for e in endpoint_descriptions()["endpoints"] if e["path"] == "/v1/history")
+FILTERS = [p["name"] for p in HISTORY["params"]
+           if p["name"] not in ("page_id", "page_size", "order")]
+# The echo block of a page without filters: each echoed filter's member, empty, in the
+# description's order (db/history_filters.h).
+EMPTY_ECHO = {p["echo"]: "" for p in HISTORY["params"] if p["echo"]}
 
 
 def setUpModule():
@@ -88,6 +91,8 @@ class Filters(unittest.TestCase):
         for status in ("Deposit", "Pending", "Confirmed", "Error"):
             cases.append(({"status": status}, lambda r, s=status: r["status"] == s,
                           {"status": status}))
+        # Every filter of the description alone: a new one needs its case here.
+        self.assertEqual({name for params, _, _ in cases for name in params}, set(FILTERS))
         for params, predicate, echo in cases:
             with self.subTest(params=params):
                 self.check(params, predicate, echo)
