@@ -73,7 +73,7 @@ EventPublisher::~EventPublisher() { stop(); }
 
 void EventPublisher::start() {
   if (config_.worker.events_publisher.empty()) return;
-  loop_.start("publisher", [this] { return round(); });
+  loop_.start<db::DriverThreadScope>("publisher", [this] { return round(); });
 }
 
 void EventPublisher::stop() {
@@ -120,7 +120,8 @@ bool EventPublisher::work() {
     nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher, kPublishTimeout,
                                            board_.events_nginx_answers);
   }
-  db_->set_deadline(db::deadline_from_now(config_));
+  db_->set_deadline(
+      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms)));
   if (!board_.cursor_known.load()) resume();
   publish_snapshots();
   const bool more = publish_changes();
@@ -236,7 +237,10 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
                              bool whole_change) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter writer(buffer);
-  api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
+  api::write_record_answer(
+      reference_,
+      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms)), record,
+      writer);
   const std::string_view json(buffer.GetString(), buffer.GetSize());
   const auto event = http::server_sent_event(json, seq);
   const auto to_record = [&] {

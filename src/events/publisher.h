@@ -36,7 +36,6 @@
 #include <vector>
 
 #include "config/config.h"
-#include "db/background_loop.h"
 #include "db/connection.h"
 #include "db/reference_cache.h"
 #include "domain/history.h"
@@ -45,6 +44,7 @@
 #include "events/snapshot_budget.h"
 #include "metrics/events_counters.h"
 #include "pool/events_board.h"
+#include "util/background_loop.h"
 
 namespace connector::events {
 
@@ -117,7 +117,7 @@ class EventPublisher {
   // The cursor at the end of each recent round (util::monotonic_ms, cursor), oldest first: what
   // settle_cursor() takes EventsBoard::settled_cursor from.
   std::deque<std::pair<std::int64_t, std::uint64_t>> recent_cursors_;
-  db::BackgroundLoop loop_;
+  util::BackgroundLoop loop_;
 };
 
 }  // namespace connector::events
