@@ -15,6 +15,7 @@
 #include "http/server_sent_event.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/log_throttle.h"
 
 namespace connector::events {
 namespace {
@@ -24,8 +25,8 @@ using std::chrono::milliseconds;
 // The most one kind of passed-over message is logged: a flood of them is one line a minute,
 // the counters say how many.
 constexpr std::chrono::seconds kPassedOverLogEvery{60};
-std::atomic<std::int64_t> refusal_logged_s{-1000};
-std::atomic<std::int64_t> unnameable_logged_s{-1000};
+util::LogThrottle refusal_lines(kPassedOverLogEvery);
+util::LogThrottle unnameable_lines(kPassedOverLogEvery);
 
 // Runs one publish: false when nchan refused the message for good (counted, and passed over:
 // retrying would hold every change behind it while nchan's memory stays full).
@@ -37,7 +38,7 @@ bool taken(pool::EventsBoard& board, metrics::EventsCounters& counts, Send&& sen
   } catch (const PublishRefused& e) {
     counts.publishes_refused.fetch_add(1);
     board.store_full_until_ms.store(util::monotonic_ms() + pool::EventsBoard::kStoreFullForMs);
-    if (util::log_due(refusal_logged_s, kPassedOverLogEvery)) {
+    if (refusal_lines.due()) {
       util::log_warning(std::string("the event publisher passed over a message: ") + e.what() +
                         " (507, or 500 for several channels: nchan_shared_memory_size is full; "
                         "connector_events_publishes_refused_total counts them)");
@@ -47,7 +48,7 @@ bool taken(pool::EventsBoard& board, metrics::EventsCounters& counts, Send&& sen
 }
 
 void log_unnameable(const db::FeedChange& change) {
-  if (!util::log_due(unnameable_logged_s, kPassedOverLogEvery)) return;
+  if (!unnameable_lines.due()) return;
   // The row's values are not repeated: its id says where to look.
   util::log_warning("the event publisher passed over change " + std::to_string(change.seq) +
                     " of history record " + std::to_string(change.record->id) +
