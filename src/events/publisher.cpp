@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
-#include "api/change_list.h"
-#include "api/record_reference.h"
 #include "db/change_feed.h"
 #include "db/snapshot_refresher.h"
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
 #include "http/server_sent_event.h"
+#include "json/change_list.h"
+#include "json/history_writer.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/log_throttle.h"
@@ -238,10 +238,9 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
                              bool whole_change) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter writer(buffer);
-  api::write_record_answer(
-      reference_,
-      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms)), record,
-      writer);
+  const auto deadline =
+      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms));
+  json::write_record_answer(writer, record, *reference_.covering(record, deadline));
   const std::string_view json(buffer.GetString(), buffer.GetSize());
   const auto event = http::server_sent_event(json, seq);
   const auto to_record = [&] {
@@ -279,7 +278,7 @@ void EventPublisher::wake_polls() {
   bool reachable = true;
   const auto wake = [&] {
     try {
-      taken(board_, counts_, [&] { nchan_->publish_to_polls(some, api::kNoChanges); });
+      taken(board_, counts_, [&] { nchan_->publish_to_polls(some, json::kNoChanges); });
     } catch (const PublishError&) {
       // The rest would wait out the same timeout each: those polls get their 30 s instead.
       counts_.publish_failures.fetch_add(1);

@@ -8,7 +8,7 @@
 // record as /v1/history/hash does and publishes it on the record's channel, then on the
 // channels kept a moment for returning streams and its addresses' (domain/event_channels.h,
 // http/server_sent_event.h) and moves the cursor past it; at the end of the round it wakes the
-// long-polls of the round's changes (api/change_list.h), and every kPingEvery it sends the
+// long-polls of the round's changes (json/change_list.h), and every kPingEvery it sends the
 // streams a comment. The
 // cursor lives in the pool's shared state, moved after each change and only by the holder (a
 // compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
