@@ -13,8 +13,7 @@ void ServerProber::start() {
       Connection probe({std::move(target)},
                        connection_options(config_.db, config_.worker.request_timeout_ms),
                        /*probe=*/true);
-      probe.set_deadline(
-          util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms)));
+      probe.set_deadline(util::deadline_from_now(config_.worker.request_budget()));
       try {
         probe.run([](Connection& session) { return session.query("SELECT 1")->next(); });
         util::log_warning("database " + name + " answers again");

@@ -60,8 +60,7 @@ bool SnapshotRefresher::load_all() {
         breakers_.attach(read_targets(config_.db)),
         connection_options(config_.db, config_.worker.request_timeout_ms));
   }
-  db_->set_deadline(
-      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms)));
+  db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
   try {
     const std::int64_t as_of = util::unix_ms_now();
     record_load(loads_.reference, as_of, reference_.load(*db_));

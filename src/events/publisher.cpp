@@ -121,8 +121,7 @@ bool EventPublisher::work() {
     nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher, kPublishTimeout,
                                            board_.events_nginx_answers);
   }
-  db_->set_deadline(
-      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms)));
+  db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
   if (!board_.cursor_known.load()) resume();
   publish_snapshots();
   const bool more = publish_changes();
@@ -238,8 +237,7 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
                              bool whole_change) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter writer(buffer);
-  const auto deadline =
-      util::deadline_from_now(std::chrono::milliseconds(config_.worker.request_timeout_ms));
+  const auto deadline = util::deadline_from_now(config_.worker.request_budget());
   json::write_record_answer(writer, record, *reference_.covering(record, deadline));
   const std::string_view json(buffer.GetString(), buffer.GetSize());
   const auto event = http::server_sent_event(json, seq);
