@@ -29,9 +29,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "unique_fd.h"
+#include "util/unique_fd.h"
 
 namespace connector::fcgi {
+
+using util::checked_fd;
+using util::UniqueFd;
 
 class KeptConnections {
  public:

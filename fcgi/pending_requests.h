@@ -23,9 +23,12 @@
 
 #include "net/fcgi_screen.h"
 #include "request_screen.h"
-#include "unique_fd.h"
+#include "util/unique_fd.h"
 
 namespace connector::fcgi {
+
+using util::checked_fd;
+using util::UniqueFd;
 
 class PendingRequests {
  public:

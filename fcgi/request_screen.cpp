@@ -10,13 +10,15 @@
 
 #include "metrics/scoreboard.h"
 #include "util/log.h"
+#include "util/log_throttle.h"
 
 namespace connector::fcgi {
 namespace {
 
-// The second of the last line logged, per reason.
-std::array<std::atomic<std::int64_t>, metrics::kFcgiRejectionReasons> last_log_s{
-    {-1000, -1000, -1000, -1000}};
+// A line per reason at most every 10 s.
+std::array<util::LogThrottle, metrics::kFcgiRejectionReasons> rejection_lines{
+    util::LogThrottle(std::chrono::seconds(10)), util::LogThrottle(std::chrono::seconds(10)),
+    util::LogThrottle(std::chrono::seconds(10)), util::LogThrottle(std::chrono::seconds(10))};
 
 Screened verdict(Screened::Outcome outcome) { return {outcome, net::FcgiRejection::kNone, {}}; }
 
@@ -59,7 +61,7 @@ std::size_t RequestScreen::queued_bytes(int fd) {
 void note_rejection(const Screened& screened, std::chrono::milliseconds read_timeout) {
   const auto index = static_cast<std::size_t>(screened.reason) - 1;
   metrics::scoreboard().fcgi_rejected[index].fetch_add(1, std::memory_order_relaxed);
-  if (!util::log_due(last_log_s[index], std::chrono::seconds(10))) return;
+  if (!rejection_lines[index].due()) return;
   const std::string what = !screened.detail.empty() ? std::string(screened.detail)
                                                     : "sent no complete request within " +
                                                           std::to_string(read_timeout.count()) +

@@ -32,6 +32,7 @@
 #include "thread_services.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/log_throttle.h"
 
 namespace connector::fcgi {
 namespace {
@@ -42,8 +43,8 @@ net::FcgiLimits fcgi_limits(const config::Config& config) {
   return {.max_params_bytes = config.worker.fcgi_max_params_bytes};
 }
 
-std::atomic<std::int64_t> last_refusal_log_s{-1000};
-std::atomic<std::int64_t> last_accept_error_log_s{-1000};
+util::LogThrottle refusal_lines(std::chrono::seconds(10));
+util::LogThrottle accept_error_lines(std::chrono::seconds(10));
 
 // The access log's line for one answer. Health and monitoring probes (a balancer's every few
 // seconds) stay out of it unless they fail or are slow; /metrics and /status count them.
@@ -233,7 +234,7 @@ UniqueFd WorkerPool::accept_connection() {
     // descriptors or memory: the connection stays queued and epoll reports it again at once, so
     // pause rather than spin.
     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-      if (util::log_due(last_accept_error_log_s, std::chrono::seconds(10))) {
+      if (accept_error_lines.due()) {
         util::log_warning("accept failed: " +
                           std::error_code(errno, std::generic_category()).message() + "; retrying");
       }
@@ -244,7 +245,7 @@ UniqueFd WorkerPool::accept_connection() {
   const auto* address = reinterpret_cast<const sockaddr*>(&peer);
   if (!web_servers_.allows(address, length)) {
     // libfcgi's rule for FCGI_WEB_SERVER_ADDRS: closed without a word.
-    if (util::log_due(last_refusal_log_s, std::chrono::seconds(10))) {
+    if (refusal_lines.due()) {
       util::log_warning("refused a FastCGI connection from " + net::describe_peer(address, length) +
                         ": not in FCGI_WEB_SERVER_ADDRS (" + web_servers_.describe() + ")");
     }

@@ -25,8 +25,8 @@
 #include "net/web_server_addrs.h"
 #include "pending_requests.h"
 #include "request_screen.h"
-#include "unique_fd.h"
 #include "util/access_log.h"
+#include "util/unique_fd.h"
 
 namespace connector::fcgi {
 class LibfcgiRequest;  // libfcgi_request.h

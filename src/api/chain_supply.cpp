@@ -31,9 +31,11 @@ void write_chains(json::JsonWriter& out, const Chains& chains) {
   out.EndObject();
 }
 
+struct ChainSupplyBody;  // json::ThreadRenderedBody's tag
+
 Answer chain_supply(const ValidParams&, Services& services, json::JsonWriter& out) {
-  thread_local json::RenderedBody<Chains> rendered;
-  json::write_rendered(out, rendered, services.supply.get(), write_chains);
+  json::ThreadRenderedBody<Chains, ChainSupplyBody>::write(out, services.supply.get(),
+                                                           write_chains);
   return Answer::kUsual;
 }
 

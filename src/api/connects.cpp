@@ -7,10 +7,11 @@ namespace connector::api {
 
 namespace {
 
+struct ConnectsBody;  // json::ThreadRenderedBody's tag
+
 Answer connects(const ValidParams&, Services& services, json::JsonWriter& out) {
-  thread_local RenderedList rendered;
-  return write_reference_list(services, out, rendered, "connects", &domain::ReferenceData::connects,
-                              json::write_connect);
+  return write_reference_list<ConnectsBody>(services, out, "connects",
+                                            &domain::ReferenceData::connects, json::write_connect);
 }
 
 }  // namespace

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <chrono>
 
-#include "api/change_list.h"
 #include "api/params.h"
-#include "api/record_reference.h"
 #include "http/api_error.h"
 #include "http/server_sent_event.h"
+#include "json/change_list.h"
+#include "json/history_writer.h"
 #include "util/clock.h"
 
 namespace connector::api {
@@ -22,7 +22,8 @@ std::vector<std::string> rendered_records(Services& services,
   for (const auto& change : changes) {
     buffer.Clear();
     json::JsonWriter writer(buffer);
-    write_record_answer(services.reference, services.deadline, *change.record, writer);
+    json::write_record_answer(writer, *change.record,
+                              *services.reference.covering(*change.record, services.deadline));
     records.emplace_back(buffer.GetString(), buffer.GetSize());
   }
   return records;
@@ -154,10 +155,10 @@ Answer stream_events(Services& services, std::span<const db::FeedChange> changes
 Answer change_list(Services& services, std::span<const db::FeedChange> changes,
                    std::optional<std::uint64_t> after, json::JsonWriter& out) {
   const auto records = rendered_records(services, changes);
-  std::vector<RenderedChange> list;
+  std::vector<json::RenderedChange> list;
   list.reserve(changes.size());
   for (std::size_t i = 0; i < changes.size(); ++i) list.push_back({changes[i].seq, records[i]});
-  write_change_list(out, list, after);
+  json::write_change_list(out, list, after);
   return Answer::kUsual;
 }
 

@@ -66,7 +66,7 @@ Answer stream_or_retry(Services& services, Work&& answer) {
   }
 }
 
-// A long-poll's answer (api/change_list.h): the changes, and where to poll from next.
+// A long-poll's answer (json/change_list.h): the changes, and where to poll from next.
 Answer change_list(Services& services, std::span<const db::FeedChange> changes,
                    std::optional<std::uint64_t> after, json::JsonWriter& out);
 

@@ -4,7 +4,6 @@
 
 #include "api/endpoints.h"
 #include "api/params.h"
-#include "api/record_reference.h"
 #include "db/history_filters.h"
 #include "json/history_writer.h"
 
@@ -96,7 +95,7 @@ Answer history(const ValidParams& params, Services& services, json::JsonWriter& 
   json::key(out, "list");
   out.StartArray();
   const auto reference =
-      reference_covering(services.reference, services.deadline, params.reference(), page.records);
+      services.reference.covering(params.reference(), page.records, services.deadline);
   for (const auto& record : page.records) {
     json::write_history_record(out, record, *reference, /*with_status_message=*/false);
   }

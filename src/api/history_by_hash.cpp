@@ -1,8 +1,8 @@
 // GET /v1/history/hash: one record by its hash.
 #include "api/endpoints.h"
 #include "api/params.h"
-#include "api/record_reference.h"
 #include "http/api_error.h"
+#include "json/history_writer.h"
 
 namespace connector::api {
 namespace {
@@ -13,7 +13,7 @@ Answer history_by_hash(const ValidParams& params, Services& services, json::Json
   const auto record = services.history.find_by_hash(*params.get<std::string>("hash"));
   if (!record) throw http::ApiError(404, "not_found", "No history record has this hash", "hash");
 
-  write_record_answer(services.reference, services.deadline, *record, out);
+  json::write_record_answer(out, *record, *services.reference.covering(*record, services.deadline));
   // Confirmed and Error are final: the record will not change again.
   return domain::is_final(record->status) ? Answer::kFinal : Answer::kUsual;
 }

@@ -7,11 +7,14 @@ namespace connector::api {
 
 namespace {
 
+struct NetworksBody;  // json::ThreadRenderedBody's tag
+
 Answer networks(const ValidParams&, Services& services, json::JsonWriter& out) {
-  thread_local RenderedList rendered;
-  return write_reference_list(services, out, rendered, "networks", &domain::ReferenceData::chains,
-                              [](json::JsonWriter& w, const domain::Chain& chain,
-                                 const domain::ReferenceData&) { json::write_chain(w, chain); });
+  return write_reference_list<NetworksBody>(
+      services, out, "networks", &domain::ReferenceData::chains,
+      [](json::JsonWriter& w, const domain::Chain& chain, const domain::ReferenceData&) {
+        json::write_chain(w, chain);
+      });
 }
 
 }  // namespace

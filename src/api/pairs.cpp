@@ -7,10 +7,11 @@ namespace connector::api {
 
 namespace {
 
+struct PairsBody;  // json::ThreadRenderedBody's tag
+
 Answer pairs(const ValidParams&, Services& services, json::JsonWriter& out) {
-  thread_local RenderedList rendered;
-  return write_reference_list(services, out, rendered, "pairs", &domain::ReferenceData::pairs,
-                              json::write_pair);
+  return write_reference_list<PairsBody>(services, out, "pairs", &domain::ReferenceData::pairs,
+                                         json::write_pair);
 }
 
 }  // namespace

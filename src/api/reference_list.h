@@ -9,21 +9,19 @@
 
 namespace connector::api {
 
-using RenderedList = json::RenderedBody<domain::ReferenceData>;
-
-template <typename Item, typename WriteItem>
-Answer write_reference_list(Services& services, json::JsonWriter& out, RenderedList& rendered,
-                            std::string_view key, std::vector<Item> domain::ReferenceData::*items,
-                            WriteItem write_item) {
-  json::write_rendered(out, rendered, services.reference.get(),
-                       [&](json::JsonWriter& w, const domain::ReferenceData& data) {
-                         w.StartObject();
-                         json::key(w, key);
-                         w.StartArray();
-                         for (const auto& item : data.*items) write_item(w, item, data);
-                         w.EndArray();
-                         w.EndObject();
-                       });
+// `Endpoint`: the tag of the endpoint's body (json::ThreadRenderedBody).
+template <typename Endpoint, typename Item, typename WriteItem>
+Answer write_reference_list(Services& services, json::JsonWriter& out, std::string_view key,
+                            std::vector<Item> domain::ReferenceData::*items, WriteItem write_item) {
+  json::ThreadRenderedBody<domain::ReferenceData, Endpoint>::write(
+      out, services.reference.get(), [&](json::JsonWriter& w, const domain::ReferenceData& data) {
+        w.StartObject();
+        json::key(w, key);
+        w.StartArray();
+        for (const auto& item : data.*items) write_item(w, item, data);
+        w.EndArray();
+        w.EndObject();
+      });
   return Answer::kUsual;
 }
 

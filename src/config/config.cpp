@@ -13,6 +13,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "util/unique_fd.h"
+
 namespace connector::config {
 namespace {
 
@@ -135,11 +137,10 @@ Config load_config(const std::string& path) {
   std::string text;
   if (!path.empty()) {
     // The mode is taken from the descriptor that is read: the file checked is the file used.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const util::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat info {};
-    const bool read = fd >= 0 && ::fstat(fd, &info) == 0 && read_all(fd, text);
+    const bool read = fd && ::fstat(fd.get(), &info) == 0 && read_all(fd.get(), text);
     const int error = errno;
-    if (fd >= 0) ::close(fd);
     if (!read) throw ConfigError("cannot read config file " + path + ": " + std::strerror(error));
     check_file_mode(path, info.st_mode, text);
   }

@@ -2,6 +2,7 @@
 // Settings of the worker and the admin tool: a `key = value` file (path by flag), each key
 // overridable by the environment as CONNECTOR_<KEY> (e.g. CONNECTOR_DB_PASSWORD), so secrets
 // need not live in the file. Every key: docs/operations.md, section 4.
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <stdexcept>
@@ -76,6 +77,11 @@ struct WorkerSettings {
   unsigned events_poll_ms = 200;       // how often the publisher reads the change feed
   unsigned events_gap_wait_ms = 2000;  // how long it waits for a hole in the feed to fill
   std::string events_cursor_file;      // where it keeps the last change published; empty: memory
+
+  // request_timeout_ms: the budget of one request's database work, and of one background round.
+  std::chrono::milliseconds request_budget() const {
+    return std::chrono::milliseconds(request_timeout_ms);
+  }
 };
 
 struct Config {

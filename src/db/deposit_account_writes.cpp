@@ -6,6 +6,7 @@
 #include "chain/address.h"
 #include "metrics/scoreboard.h"
 #include "util/log.h"
+#include "util/log_throttle.h"
 
 namespace connector::db {
 namespace {
@@ -95,8 +96,8 @@ void record_deposit_account(Connection& reader, Connection& writer, NewRowBudget
     // away; a new one is not (503). Once the primary has answered, its answer stands: nothing
     // below falls back.
     if (!shown_recorded(reader, account)) throw;
-    static std::atomic<std::int64_t> last_line_s{-1000};
-    if (util::log_due(last_line_s, std::chrono::seconds(60))) {
+    static util::LogThrottle replica_lines(std::chrono::seconds(60));
+    if (replica_lines.due()) {
       util::log_warning(std::string("recorded deposit addresses shown from a replica (") +
                         e.what() + "); lines like this at most once a minute");
     }

@@ -116,4 +116,23 @@ std::chrono::steady_clock::time_point ReferenceCache::load(Connection& db) {
   return stored_at;
 }
 
+std::shared_ptr<const domain::ReferenceData> ReferenceCache::covering(
+    std::shared_ptr<const domain::ReferenceData> data,
+    std::span<const domain::HistoryRecord> records,
+    std::chrono::steady_clock::time_point deadline) {
+  auto covered = [&records](const domain::ReferenceData& reference) {
+    return std::all_of(records.begin(), records.end(),
+                       [&](const auto& record) { return reference.covers(record); });
+  };
+  const auto until = std::min(deadline, std::chrono::steady_clock::now() + newer_wait());
+  while (!covered(*data)) {
+    auto newer = newer_than(data, until);
+    if (newer == data) {
+      throw DatabaseUnavailable("a history record names reference data not loaded yet");
+    }
+    data = std::move(newer);
+  }
+  return data;
+}
+
 }  // namespace connector::db

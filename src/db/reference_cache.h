@@ -4,9 +4,11 @@
 // query per request.
 #include <chrono>
 #include <memory>
+#include <span>
 
 #include "db/connection.h"
 #include "db/snapshot.h"
+#include "domain/history.h"
 #include "domain/reference_data.h"
 
 namespace connector::db {
@@ -37,6 +39,19 @@ class ReferenceCache {
       const std::shared_ptr<const domain::ReferenceData>& seen,
       std::chrono::steady_clock::time_point until) {
     return snapshot_.newer_than(seen, until);
+  }
+  // `data`, or a newer snapshot that names every chain and asset of the records, waited for
+  // until `deadline` at the latest (DatabaseUnavailable past it). History records are rendered
+  // from it; a record newer than the snapshot (its asset imported a moment ago) waits for the
+  // refresher's next reload rather than loading one of its own.
+  std::shared_ptr<const domain::ReferenceData> covering(
+      std::shared_ptr<const domain::ReferenceData> data,
+      std::span<const domain::HistoryRecord> records,
+      std::chrono::steady_clock::time_point deadline);
+  // The same from the current snapshot, for one record.
+  std::shared_ptr<const domain::ReferenceData> covering(
+      const domain::HistoryRecord& record, std::chrono::steady_clock::time_point deadline) {
+    return covering(get(), std::span(&record, 1), deadline);
   }
   // How long a request waits for newer reference data: two refresh intervals.
   std::chrono::milliseconds newer_wait() const { return 2 * refresh_interval_; }

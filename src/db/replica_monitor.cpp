@@ -62,7 +62,7 @@ ReplicaLagMonitor::~ReplicaLagMonitor() { stop(); }
 
 void ReplicaLagMonitor::start() {
   if (servers_.empty()) return;
-  loop_.start("lag-monitor", [this] { return round(); });
+  loop_.start<DriverThreadScope>("lag-monitor", [this] { return round(); });
 }
 
 void ReplicaLagMonitor::stop() {

@@ -32,9 +32,9 @@
 #include <vector>
 
 #include "config/config.h"
-#include "db/background_loop.h"
 #include "db/connection.h"
 #include "pool/shared_state.h"
+#include "util/background_loop.h"
 
 namespace connector::db {
 
@@ -90,7 +90,7 @@ class ReplicaLagMonitor {
   std::vector<Server> servers_;     // the replicas in order, then the primary
   std::optional<std::int64_t> last_primary_now_us_;
   std::optional<std::uint64_t> primary_server_id_;
-  BackgroundLoop loop_;
+  util::BackgroundLoop loop_;
 };
 
 }  // namespace connector::db

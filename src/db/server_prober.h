@@ -4,8 +4,8 @@
 // request budget; its first answer closes the breaker, and traffic goes back to that server
 // without a restart. A hung server only ever holds this thread, never a request.
 #include "config/config.h"
-#include "db/background_loop.h"
 #include "db/connection.h"
+#include "util/background_loop.h"
 
 namespace connector::db {
 
@@ -22,7 +22,7 @@ class ServerProber {
  private:
   const config::Config& config_;
   CircuitBreakers& breakers_;
-  BackgroundLoop loop_;
+  util::BackgroundLoop loop_;
 };
 
 }  // namespace connector::db

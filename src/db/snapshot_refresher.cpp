@@ -29,10 +29,6 @@ std::chrono::milliseconds refresh_interval(const config::Config& config) {
   return std::chrono::milliseconds(std::max(config.worker.reference_refresh_ms, 50u));
 }
 
-Connection::Clock::time_point deadline_from_now(const config::Config& config) {
-  return Connection::Clock::now() + std::chrono::milliseconds(config.worker.request_timeout_ms);
-}
-
 SnapshotRefresher::SnapshotRefresher(const config::Config& config, ReferenceCache& reference,
                                      SupplyCache& supply, CircuitBreakers& breakers,
                                      metrics::SnapshotLoads& loads)
@@ -50,11 +46,12 @@ std::chrono::milliseconds SnapshotRefresher::next_wait(std::chrono::milliseconds
 }
 
 void SnapshotRefresher::start() {
-  loop_.start("snapshots", [this, random = std::minstd_rand(static_cast<unsigned>(::getpid())),
-                            jitter = std::uniform_real_distribution<double>(-0.1, 0.1)]() mutable {
-    failures_ = load_all() ? 0 : failures_ + 1;
-    return next_wait(refresh_interval(config_), failures_, jitter(random));
-  });
+  loop_.start<DriverThreadScope>(
+      "snapshots", [this, random = std::minstd_rand(static_cast<unsigned>(::getpid())),
+                    jitter = std::uniform_real_distribution<double>(-0.1, 0.1)]() mutable {
+        failures_ = load_all() ? 0 : failures_ + 1;
+        return next_wait(refresh_interval(config_), failures_, jitter(random));
+      });
 }
 
 bool SnapshotRefresher::load_all() {
@@ -63,7 +60,7 @@ bool SnapshotRefresher::load_all() {
         breakers_.attach(read_targets(config_.db)),
         connection_options(config_.db, config_.worker.request_timeout_ms));
   }
-  db_->set_deadline(deadline_from_now(config_));
+  db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
   try {
     const std::int64_t as_of = util::unix_ms_now();
     record_load(loads_.reference, as_of, reference_.load(*db_));

@@ -8,20 +8,17 @@
 #include <memory>
 
 #include "config/config.h"
-#include "db/background_loop.h"
 #include "db/connection.h"
 #include "db/reference_cache.h"
 #include "db/supply_cache.h"
 #include "metrics/scoreboard.h"
+#include "util/background_loop.h"
 
 namespace connector::db {
 
 // The refresher's interval for a config: reference_refresh_ms, where 0 ("as fresh as possible")
 // means every 50 ms rather than a busy loop.
 std::chrono::milliseconds refresh_interval(const config::Config& config);
-
-// The deadline of one round of database work that starts now: the request budget.
-Connection::Clock::time_point deadline_from_now(const config::Config& config);
 
 class SnapshotRefresher {
  public:
@@ -49,7 +46,7 @@ class SnapshotRefresher {
   metrics::SnapshotLoads& loads_;
   std::unique_ptr<Connection> db_;  // made and used on the loop's thread only
   unsigned failures_ = 0;
-  BackgroundLoop loop_;
+  util::BackgroundLoop loop_;
 };
 
 }  // namespace connector::db

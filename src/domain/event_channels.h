@@ -29,7 +29,7 @@ std::vector<std::string> address_channels(const HistoryRecord& record);
 // address channels (an address's streams all read those).
 std::vector<std::string> recent_channels(const HistoryRecord& record);
 // The long-poll channels of a record's change: "p" and its record channel, then "p" and each of
-// its address channels. Their messages only wake the polls up (api/change_list.h, kNoChanges):
+// its address channels. Their messages only wake the polls up (json/change_list.h, kNoChanges):
 // the client asks again, and the worker answers from the feed.
 std::vector<std::string> poll_channels(const HistoryRecord& record);
 

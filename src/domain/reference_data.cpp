@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "domain/history.h"
+
 namespace connector::domain {
 namespace {
 
@@ -30,6 +32,11 @@ bool ReferenceData::connected(std::uint16_t chain_x, std::uint16_t chain_y) cons
     return (c.chain_a == chain_x && c.chain_b == chain_y) ||
            (c.chain_a == chain_y && c.chain_b == chain_x);
   });
+}
+
+bool ReferenceData::covers(const HistoryRecord& r) const {
+  return chain_by_ref(r.source_chain) && chain_by_ref(r.destination_chain) &&
+         asset_by_id(r.source_asset_id) && asset_by_id(r.destination_asset_id);
 }
 
 }  // namespace connector::domain

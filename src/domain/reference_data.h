@@ -62,6 +62,8 @@ struct Connect {
   std::uint16_t chain_b = 0;
 };
 
+struct HistoryRecord;  // history.h
+
 struct ReferenceData {
   std::vector<Chain> chains;      // in id order
   std::vector<Asset> assets;      // in id order
@@ -72,6 +74,8 @@ struct ReferenceData {
   const Chain* chain_by_ref(std::uint16_t ref) const;
   const Asset* asset_by_id(std::uint64_t id) const;
   bool connected(std::uint16_t chain_x, std::uint16_t chain_y) const;
+  // True when this holds every chain and asset the record names.
+  bool covers(const HistoryRecord& record) const;
 };
 
 }  // namespace connector::domain

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "util/unique_fd.h"
+
 namespace connector::events {
 
 namespace {
@@ -48,12 +50,13 @@ void write_cursor_file(const std::string& path, std::uint64_t seq) {
   // durable before it replaces the file, and the rename made durable too.
   const std::string next = path + ".next." + std::to_string(::getpid());
   const std::string text = std::to_string(seq) + "\n";
-  const int fd = ::open(next.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-  if (fd < 0) throw std::runtime_error(next + ": cannot write: " + std::strerror(errno));
-  const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
-                       ::fsync(fd) == 0;
+  util::UniqueFd fd(::open(next.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
+  if (!fd) throw std::runtime_error(next + ": cannot write: " + std::strerror(errno));
+  const bool written =
+      ::write(fd.get(), text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+      ::fsync(fd.get()) == 0;
   const int error = errno;
-  ::close(fd);
+  fd.reset();
   if (!written || std::rename(next.c_str(), path.c_str()) != 0) {
     const int cause = written ? errno : error;
     ::unlink(next.c_str());
@@ -61,11 +64,8 @@ void write_cursor_file(const std::string& path, std::uint64_t seq) {
   }
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
-  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
+  const util::UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd) ::fsync(dir_fd.get());
 }
 
 }  // namespace connector::events

@@ -6,15 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "api/change_list.h"
-#include "api/record_reference.h"
 #include "db/change_feed.h"
 #include "db/snapshot_refresher.h"
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
 #include "http/server_sent_event.h"
+#include "json/change_list.h"
+#include "json/history_writer.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/log_throttle.h"
 
 namespace connector::events {
 namespace {
@@ -24,8 +25,8 @@ using std::chrono::milliseconds;
 // The most one kind of passed-over message is logged: a flood of them is one line a minute,
 // the counters say how many.
 constexpr std::chrono::seconds kPassedOverLogEvery{60};
-std::atomic<std::int64_t> refusal_logged_s{-1000};
-std::atomic<std::int64_t> unnameable_logged_s{-1000};
+util::LogThrottle refusal_lines(kPassedOverLogEvery);
+util::LogThrottle unnameable_lines(kPassedOverLogEvery);
 
 // Runs one publish: false when nchan refused the message for good (counted, and passed over:
 // retrying would hold every change behind it while nchan's memory stays full).
@@ -37,7 +38,7 @@ bool taken(pool::EventsBoard& board, metrics::EventsCounters& counts, Send&& sen
   } catch (const PublishRefused& e) {
     counts.publishes_refused.fetch_add(1);
     board.store_full_until_ms.store(util::monotonic_ms() + pool::EventsBoard::kStoreFullForMs);
-    if (util::log_due(refusal_logged_s, kPassedOverLogEvery)) {
+    if (refusal_lines.due()) {
       util::log_warning(std::string("the event publisher passed over a message: ") + e.what() +
                         " (507, or 500 for several channels: nchan_shared_memory_size is full; "
                         "connector_events_publishes_refused_total counts them)");
@@ -47,7 +48,7 @@ bool taken(pool::EventsBoard& board, metrics::EventsCounters& counts, Send&& sen
 }
 
 void log_unnameable(const db::FeedChange& change) {
-  if (!util::log_due(unnameable_logged_s, kPassedOverLogEvery)) return;
+  if (!unnameable_lines.due()) return;
   // The row's values are not repeated: its id says where to look.
   util::log_warning("the event publisher passed over change " + std::to_string(change.seq) +
                     " of history record " + std::to_string(change.record->id) +
@@ -73,7 +74,7 @@ EventPublisher::~EventPublisher() { stop(); }
 
 void EventPublisher::start() {
   if (config_.worker.events_publisher.empty()) return;
-  loop_.start("publisher", [this] { return round(); });
+  loop_.start<db::DriverThreadScope>("publisher", [this] { return round(); });
 }
 
 void EventPublisher::stop() {
@@ -120,7 +121,7 @@ bool EventPublisher::work() {
     nchan_ = std::make_unique<NchanClient>(config_.worker.events_publisher, kPublishTimeout,
                                            board_.events_nginx_answers);
   }
-  db_->set_deadline(db::deadline_from_now(config_));
+  db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
   if (!board_.cursor_known.load()) resume();
   publish_snapshots();
   const bool more = publish_changes();
@@ -236,7 +237,8 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
                              bool whole_change) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter writer(buffer);
-  api::write_record_answer(reference_, db::deadline_from_now(config_), record, writer);
+  const auto deadline = util::deadline_from_now(config_.worker.request_budget());
+  json::write_record_answer(writer, record, *reference_.covering(record, deadline));
   const std::string_view json(buffer.GetString(), buffer.GetSize());
   const auto event = http::server_sent_event(json, seq);
   const auto to_record = [&] {
@@ -274,7 +276,7 @@ void EventPublisher::wake_polls() {
   bool reachable = true;
   const auto wake = [&] {
     try {
-      taken(board_, counts_, [&] { nchan_->publish_to_polls(some, api::kNoChanges); });
+      taken(board_, counts_, [&] { nchan_->publish_to_polls(some, json::kNoChanges); });
     } catch (const PublishError&) {
       // The rest would wait out the same timeout each: those polls get their 30 s instead.
       counts_.publish_failures.fetch_add(1);

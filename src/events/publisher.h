@@ -8,7 +8,7 @@
 // record as /v1/history/hash does and publishes it on the record's channel, then on the
 // channels kept a moment for returning streams and its addresses' (domain/event_channels.h,
 // http/server_sent_event.h) and moves the cursor past it; at the end of the round it wakes the
-// long-polls of the round's changes (api/change_list.h), and every kPingEvery it sends the
+// long-polls of the round's changes (json/change_list.h), and every kPingEvery it sends the
 // streams a comment. The
 // cursor lives in the pool's shared state, moved after each change and only by the holder (a
 // compare-and-swap from where it found it), so a process that takes over resumes exactly there; and
@@ -36,7 +36,6 @@
 #include <vector>
 
 #include "config/config.h"
-#include "db/background_loop.h"
 #include "db/connection.h"
 #include "db/reference_cache.h"
 #include "domain/history.h"
@@ -45,6 +44,7 @@
 #include "events/snapshot_budget.h"
 #include "metrics/events_counters.h"
 #include "pool/events_board.h"
+#include "util/background_loop.h"
 
 namespace connector::events {
 
@@ -117,7 +117,7 @@ class EventPublisher {
   // The cursor at the end of each recent round (util::monotonic_ms, cursor), oldest first: what
   // settle_cursor() takes EventsBoard::settled_cursor from.
   std::deque<std::pair<std::int64_t, std::uint64_t>> recent_cursors_;
-  db::BackgroundLoop loop_;
+  util::BackgroundLoop loop_;
 };
 
 }  // namespace connector::events

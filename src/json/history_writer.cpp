@@ -60,11 +60,6 @@ std::string_view status_message(const HistoryRecord& record) {
   return "The transfer could not be completed; contact support with this record's hash.";
 }
 
-bool covers(const domain::ReferenceData& data, const HistoryRecord& r) {
-  return data.chain_by_ref(r.source_chain) && data.chain_by_ref(r.destination_chain) &&
-         data.asset_by_id(r.source_asset_id) && data.asset_by_id(r.destination_asset_id);
-}
-
 void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::ReferenceData& data,
                           bool with_status_message) {
   const auto& sa = require(data.asset_by_id(r.source_asset_id), "asset");
@@ -109,6 +104,11 @@ void write_history_record(JsonWriter& w, const HistoryRecord& r, const domain::R
   if (with_status_message) o.string("status_message", status_message(r));
   o.close();
   w.raw(text, rapidjson::kObjectType);
+}
+
+void write_record_answer(JsonWriter& w, const HistoryRecord& record,
+                         const domain::ReferenceData& data) {
+  write_history_record(w, record, data, /*with_status_message=*/true);
 }
 
 }  // namespace connector::json

@@ -13,11 +13,13 @@ std::string_view status_message(const domain::HistoryRecord& record);
 
 // with_status_message: the by-hash answer adds status_message after status.
 // Chain and asset fields come from `data`, which must hold the record's chains and assets
-// (api::reference_covering makes sure); a missing one throws std::logic_error (a 500).
+// (db::ReferenceCache::covering makes sure); a missing one throws std::logic_error (a 500).
 void write_history_record(JsonWriter& w, const domain::HistoryRecord& record,
                           const domain::ReferenceData& data, bool with_status_message);
 
-// True when data holds every chain and asset the record names.
-bool covers(const domain::ReferenceData& data, const domain::HistoryRecord& record);
+// The body /v1/history/hash answers for the record; also the data of its events and of the
+// long-polls' changes (api/event_stream.cpp, events/publisher.cpp), so all are the same bytes.
+void write_record_answer(JsonWriter& w, const domain::HistoryRecord& record,
+                         const domain::ReferenceData& data);
 
 }  // namespace connector::json

@@ -1,7 +1,9 @@
 #pragma once
 // A JSON body rendered from a shared snapshot once by each thread, then copied into every
 // answer while that snapshot is current: snapshots change at most once per refresh interval,
-// while rendering (amounts formatted from base units) costs more than the copy.
+// while rendering (amounts formatted from base units) costs more than the copy. The one place
+// that keeps such renderings: endpoints name their body here rather than keep a cache of
+// their own.
 #include <rapidjson/stringbuffer.h>
 
 #include <memory>
@@ -10,25 +12,38 @@
 
 namespace connector::json {
 
-// One thread's rendering and the snapshot it came from. Each endpoint keeps its own
-// (thread_local), so threads never share or lock it.
-template <typename Snapshot>
-struct RenderedBody {
-  std::shared_ptr<const Snapshot> source;
-  rapidjson::StringBuffer body;
-};
+// One endpoint's body, per thread: `Endpoint` is a tag type naming the endpoint (two endpoints
+// of one snapshot type keep two bodies). Each thread has its own rendering (thread_local), so
+// threads never share or lock it; it lives as long as the thread.
+template <typename Snapshot, typename Endpoint>
+class ThreadRenderedBody {
+ public:
+  ThreadRenderedBody() = delete;
 
-// Writes render(writer, *snapshot) into out, rendering only when the snapshot changed.
-template <typename Snapshot, typename Render>
-void write_rendered(JsonWriter& out, RenderedBody<Snapshot>& rendered,
-                    std::shared_ptr<const Snapshot> snapshot, Render render) {
-  if (rendered.source != snapshot) {
-    rendered.body.Clear();
-    JsonWriter w(rendered.body);
-    render(w, *snapshot);
-    rendered.source = std::move(snapshot);
+  // Writes render(writer, *snapshot) into out, rendering only when the snapshot changed since
+  // this thread last rendered it.
+  template <typename Render>
+  static void write(JsonWriter& out, std::shared_ptr<const Snapshot> snapshot, Render render) {
+    Rendered& rendered = mine();
+    if (rendered.source != snapshot) {
+      rendered.body.Clear();
+      JsonWriter w(rendered.body);
+      render(w, *snapshot);
+      rendered.source = std::move(snapshot);
+    }
+    out.RawValue(rendered.body.GetString(), rendered.body.GetSize(), rapidjson::kObjectType);
   }
-  out.RawValue(rendered.body.GetString(), rendered.body.GetSize(), rapidjson::kObjectType);
-}
+
+ private:
+  struct Rendered {
+    std::shared_ptr<const Snapshot> source;  // what body was rendered from
+    rapidjson::StringBuffer body;
+  };
+
+  static Rendered& mine() {
+    thread_local Rendered rendered;
+    return rendered;
+  }
+};
 
 }  // namespace connector::json

@@ -61,15 +61,11 @@ AccessLog::AccessLog(const std::string& destination) {
     fd_ = STDERR_FILENO;
     return;
   }
-  fd_ = ::open(destination.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
-  if (fd_ < 0) {
+  file_.reset(::open(destination.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640));
+  if (!file_) {
     throw std::runtime_error("cannot open access log " + destination + ": " + std::strerror(errno));
   }
-  owned_ = true;
-}
-
-AccessLog::~AccessLog() {
-  if (owned_) ::close(fd_);
+  fd_ = file_.get();
 }
 
 void AccessLog::write(std::string_view line) const {

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/unique_fd.h"
+
 namespace connector::util {
 
 struct AccessRecord {
@@ -27,7 +29,6 @@ class AccessLog {
  public:
   // "stderr", "off", or a file path. Throws std::runtime_error when the file cannot be opened.
   explicit AccessLog(const std::string& destination);
-  ~AccessLog();
   AccessLog(const AccessLog&) = delete;
   AccessLog& operator=(const AccessLog&) = delete;
 
@@ -35,8 +36,8 @@ class AccessLog {
   void write(std::string_view line) const;
 
  private:
-  int fd_ = -1;
-  bool owned_ = false;
+  UniqueFd file_;  // the file opened, if any (stderr is written, never closed)
+  int fd_ = -1;    // where lines go: file_'s or stderr
 };
 
 }  // namespace connector::util

@@ -1,5 +1,6 @@
 #pragma once
-// Wall-clock time as the logs and /status show it: unix milliseconds; durations in seconds.
+// Wall-clock time as the logs and /status show it: unix milliseconds; durations in seconds;
+// deadlines.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -17,6 +18,11 @@ inline std::int64_t monotonic_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// The deadline of work that starts now and may take `budget` (steady clock, as db::Connection's).
+inline std::chrono::steady_clock::time_point deadline_from_now(std::chrono::milliseconds budget) {
+  return std::chrono::steady_clock::now() + budget;
 }
 
 // Milliseconds (not negative) as seconds with three decimals, exactly: "12.345".

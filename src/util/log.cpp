@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -41,14 +42,6 @@ void log_warning(std::string_view message) {
 }
 void log_error(std::string_view message) { write_line("error: ", message); }
 void log_errors_only() { errors_only = true; }
-
-bool log_due(std::atomic<std::int64_t>& last_s, std::chrono::seconds every) {
-  const std::int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                                 std::chrono::steady_clock::now().time_since_epoch())
-                                 .count();
-  std::int64_t last = last_s.load();
-  return now_s - last >= every.count() && last_s.compare_exchange_strong(last, now_s);
-}
 
 std::string log_line(std::string_view level, std::string_view message,
                      std::optional<std::chrono::system_clock::time_point> at) {

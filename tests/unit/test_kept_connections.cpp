@@ -24,7 +24,7 @@
 #include "kept_connections.h"
 
 using connector::fcgi::KeptConnections;
-using connector::fcgi::UniqueFd;
+using connector::util::UniqueFd;
 
 namespace {
 

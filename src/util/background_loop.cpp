@@ -1,15 +1,13 @@
-#include "db/background_loop.h"
+#include "util/background_loop.h"
 
 #include <pthread.h>
 
-#include "db/connection.h"
+namespace connector::util {
 
-namespace connector::db {
-
-void BackgroundLoop::start(const char* name, Round round) {
-  thread_ = std::thread([this, name, round = std::move(round)] {
+void BackgroundLoop::launch(const char* name, std::function<void()> body) {
+  thread_ = std::thread([name, body = std::move(body)] {
     ::pthread_setname_np(::pthread_self(), name);
-    run(round);
+    body();
   });
   std::unique_lock lock(mutex_);
   wake_.wait(lock, [this] { return first_round_done_ || stopping_; });
@@ -25,7 +23,6 @@ void BackgroundLoop::stop() {
 }
 
 void BackgroundLoop::run(const Round& round) {
-  DriverThreadScope driver_thread;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     lock.unlock();
@@ -39,4 +36,4 @@ void BackgroundLoop::run(const Round& round) {
   }
 }
 
-}  // namespace connector::db
+}  // namespace connector::util

@@ -1,15 +1,16 @@
 #pragma once
 // A descriptor this code owns: closed exactly once, by its destructor or reset(), unless handed
 // on with release() (to libfcgi, which then closes it itself when a read fails). Every
-// descriptor fcgi/ opens lives in one; the listening socket, which lives as long as the
-// process, is the one raw number passed around (borrowed, never closed).
+// descriptor the worker and the library open lives in one; the listening socket, which lives as
+// long as the process, is the one raw number passed around (borrowed, never closed). In util/
+// so that every layer may use it.
 #include <unistd.h>
 
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-namespace connector::fcgi {
+namespace connector::util {
 
 class UniqueFd {
  public:
@@ -44,4 +45,4 @@ inline UniqueFd checked_fd(int fd, const char* what) {
   return UniqueFd(fd);
 }
 
-}  // namespace connector::fcgi
+}  // namespace connector::util

@@ -9,16 +9,16 @@
 
 #include "json/json_writer.h"
 
-namespace connector::api {
+namespace connector::json {
 
 struct RenderedChange {
   std::uint64_t seq = 0;
-  std::string_view record_json;  // write_record_answer's bytes
+  std::string_view record_json;  // write_record_answer's bytes (history_writer.h)
 };
 
 // `after`: where the client polls from next (the last change's seq, or, with none, how far
 // this node has published).
-void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> changes,
+void write_change_list(JsonWriter& out, std::span<const RenderedChange> changes,
                        std::optional<std::uint64_t> after);
 
 // What nginx answers a poll with when its channel has a change (the publisher's message on the
@@ -26,4 +26,4 @@ void write_change_list(json::JsonWriter& out, std::span<const RenderedChange> ch
 // are, and the worker answers from the feed.
 inline constexpr std::string_view kNoChanges = R"({"changes":[]})";
 
-}  // namespace connector::api
+}  // namespace connector::json
