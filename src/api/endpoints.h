@@ -1,8 +1,9 @@
 #pragma once
-// The seven endpoints, each described once in its own file (EndpointSpec). The router validates
-// a request's parameters against the description; the handler asks the database interfaces, writes
-// its JSON body and says which of the described cache policies applies to it (Answer); errors are
-// thrown (http::ApiError, db::DatabaseUnavailable) and answered in one place, the router.
+// The endpoints (kEndpoints, router.h, lists them), each described once in its own file
+// (EndpointSpec). The router validates a request's parameters against the description; the
+// handler asks the database interfaces, writes its JSON body and says which of the described
+// cache policies applies to it (Answer); errors are thrown (http::ApiError,
+// db::DatabaseUnavailable) and answered in one place, the router.
 #include <cstdint>
 #include <span>
 #include <string>
