@@ -6,6 +6,7 @@
 //  "page_size": {"default", "max"}, "statuses": [...],
 //  "history_statements": the size of db::all_history_statements(), the fixed set of history
 //  statement texts (the tests' and docs' counts of prepared statements derive from it),
+//  "statement_cache": db::Connection::kMaxStatements, the prepared statements a connection keeps,
 //  "history_filters": [{"param", "column", "index", "status_index"}] (db::kHistoryFilters; ""
 //  for a filter without an index of that kind)}.
 // A parameter's kind is named here for the tests' sample values of each kind
@@ -20,6 +21,7 @@
 
 #include "api/params.h"
 #include "api/router.h"
+#include "db/connection.h"
 #include "db/history_statements.h"
 
 namespace {
@@ -118,6 +120,8 @@ int main() {
   w.EndArray();
   w.Key("history_statements");
   w.Uint64(connector::db::all_history_statements().size());
+  w.Key("statement_cache");
+  w.Uint64(connector::db::Connection::kMaxStatements);
   w.Key("history_filters");
   w.StartArray();
   for (const auto& f : connector::db::kHistoryFilters) {

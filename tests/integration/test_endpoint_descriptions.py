@@ -201,6 +201,11 @@ class Documents(unittest.TestCase):
         self.assertTrue(found, (document, pattern))
         return found
 
+    def test_a_connections_statements_fit_its_statement_cache(self):
+        # Past db::Connection::kMaxStatements a connection would close and prepare statements
+        # again on every request: a filter that grows the set that far must raise the bound.
+        self.assertLessEqual(self.PER_CONNECTION, DESCRIPTIONS["statement_cache"])
+
     def test_the_tour_names_every_filter(self):
         tour = (REPO / "docs" / "tour.md").read_text().split("## GET /v1/history\n", 1)[1]
         listed = " ".join(tour.split("; paging with", 1)[0].split())
