@@ -1,6 +1,6 @@
 #pragma once
-// The endpoints (kEndpoints, router.h, lists them), each described once in its own file
-// (EndpointSpec). The router validates a request's parameters against the description; the
+// The endpoints (CONNECTOR_API_ENDPOINTS below lists them), each described once in its own
+// file (EndpointSpec). The router validates a request's parameters against the description; the
 // handler asks the database interfaces, writes its JSON body and says which of the described
 // cache policies applies to it (Answer); errors are thrown (http::ApiError,
 // db::DatabaseUnavailable) and answered in one place, the router.
@@ -127,18 +127,26 @@ struct EndpointSpec {
   std::vector<std::string_view> names;  // the parameters' names (http::QueryParams takes them)
 };
 
-// One per endpoint file.
-extern const EndpointSpec kNetworksEndpoint;
-extern const EndpointSpec kConnectsEndpoint;
-extern const EndpointSpec kPairsEndpoint;
-extern const EndpointSpec kAccountEndpoint;
-extern const EndpointSpec kHistoryEndpoint;
-extern const EndpointSpec kHistoryByHashEndpoint;
-extern const EndpointSpec kChainSupplyEndpoint;
-extern const EndpointSpec kHistoryEventsEndpoint;
-extern const EndpointSpec kHistoryChangesEndpoint;
-extern const EndpointSpec kHistoryByHashChangesEndpoint;
-extern const EndpointSpec kHistoryByHashEventsEndpoint;
+// The endpoints, one line each: adding one is its file and its line here (the only
+// registration). This order is kEndpoints' (router.h), and so the metrics' slots and the order
+// of /metrics: append, so that existing series keep their place.
+#define CONNECTOR_API_ENDPOINTS(X) \
+  X(kNetworksEndpoint)             \
+  X(kConnectsEndpoint)             \
+  X(kPairsEndpoint)                \
+  X(kAccountEndpoint)              \
+  X(kHistoryEndpoint)              \
+  X(kHistoryByHashEndpoint)        \
+  X(kChainSupplyEndpoint)          \
+  X(kHistoryEventsEndpoint)        \
+  X(kHistoryByHashEventsEndpoint)  \
+  X(kHistoryChangesEndpoint)       \
+  X(kHistoryByHashChangesEndpoint)
+
+// Each defined in its endpoint file.
+#define CONNECTOR_API_DECLARE_ENDPOINT(name) extern const EndpointSpec name;
+CONNECTOR_API_ENDPOINTS(CONNECTOR_API_DECLARE_ENDPOINT)
+#undef CONNECTOR_API_DECLARE_ENDPOINT
 
 // Cache-Control values of docs/openapi.yaml; ops override them in nginx.
 inline constexpr std::string_view kReferenceCacheControl = "public, max-age=60";

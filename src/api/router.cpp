@@ -104,9 +104,9 @@ void reject_conditional_headers(const HttpRequest& request) {
 
 }  // namespace
 
-std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels() {
+std::span<const std::string_view, kEndpointSlotsUsed> endpoint_labels() {
   static const auto labels = [] {
-    std::array<std::string_view, metrics::kEndpointSlots> all{};
+    std::array<std::string_view, kEndpointSlotsUsed> all{};
     for (std::size_t i = 0; i < std::size(kEndpoints); ++i) all[i] = kEndpoints[i]->path;
     all[kOpsEndpoint] = "ops";
     all[kUnknownEndpoint] = "unknown";
