@@ -72,7 +72,7 @@ class Router {
   void run_api(const EndpointSpec& endpoint, const HttpRequest& request, Outcome& outcome);
   void run_ops(const OpsRoute& route, Outcome& outcome);
 
-  Services services_;
+  const Services services_;  // long-lived: a request's values travel in a RequestContext
   rapidjson::StringBuffer body_;
 };
 
