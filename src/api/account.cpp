@@ -25,7 +25,8 @@ void require_checksum_on_main_chain(std::string_view text, const chain::Address&
                                ": " + address.checksummed());
 }
 
-Answer account(const ValidParams& params, Services& services, json::JsonWriter& out) {
+Answer account(const RequestContext& request, const Services& services, json::JsonWriter& out) {
+  const ValidParams& params = request.params;
   const auto address_text = params.text("recipient_address");
   const auto recipient = *params.get<chain::Address>("recipient_address");
   const auto& recipient_chain = **params.get<const domain::Chain*>("recipient_blockchain");

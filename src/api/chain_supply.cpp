@@ -33,7 +33,7 @@ void write_chains(json::JsonWriter& out, const Chains& chains) {
 
 struct ChainSupplyBody;  // json::ThreadRenderedBody's tag
 
-Answer chain_supply(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer chain_supply(const RequestContext&, const Services& services, json::JsonWriter& out) {
   json::ThreadRenderedBody<Chains, ChainSupplyBody>::write(out, services.supply.get(),
                                                            write_chains);
   return Answer::kUsual;

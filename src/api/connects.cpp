@@ -9,7 +9,7 @@ namespace {
 
 struct ConnectsBody;  // json::ThreadRenderedBody's tag
 
-Answer connects(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer connects(const RequestContext&, const Services& services, json::JsonWriter& out) {
   return write_reference_list<ConnectsBody>(services, out, "connects",
                                             &domain::ReferenceData::connects, json::write_connect);
 }

@@ -1,9 +1,10 @@
 #pragma once
-// The endpoints (kEndpoints, router.h, lists them), each described once in its own file
-// (EndpointSpec). The router validates a request's parameters against the description; the
+// The endpoints (CONNECTOR_API_ENDPOINTS below lists them), each described once in its own
+// file (EndpointSpec). The router validates a request's parameters against the description; the
 // handler asks the database interfaces, writes its JSON body and says which of the described
 // cache policies applies to it (Answer); errors are thrown (http::ApiError,
 // db::DatabaseUnavailable) and answered in one place, the router.
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -19,8 +20,9 @@
 
 namespace connector::api {
 
-// What an endpoint may use: the thread's history reader, deposit accounts and readiness check
-// (db/interfaces.h, over its read and write connections) and the process's shared snapshots.
+// What an endpoint may use, for as long as its thread lives: the thread's history reader,
+// deposit accounts and readiness check (db/interfaces.h, over its read and write connections)
+// and the process's shared snapshots. Nothing of a request is here (RequestContext).
 struct Services {
   db::HistoryReader& history;
   db::DepositAccounts& accounts;
@@ -29,21 +31,25 @@ struct Services {
   db::SupplyCache& supply;
   // The database servers the process reads, for the operations pages (metrics::DbServers).
   std::span<const std::string> db_servers = {};
-  // The current request's deadline (the router sets it).
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   // The event publisher's board when events are served (events_publisher set), else null.
   metrics::EventsBoard* events = nullptr;
-  // The current request's Last-Event-ID header, "" when it has none (the router sets it).
-  std::string_view last_event_id = {};
-  // The current request's Accept and Upgrade headers, null views when absent, and whether it
-  // is a HEAD (the router sets them): an event stream checks them before any hand-over.
-  std::string_view accept = {};
-  std::string_view upgrade = {};
-  bool head = false;
-  // Where an Answer::kEventStream sends the client: nginx's internal location of its channel.
-  std::string event_stream = {};
-  // The body of an Answer::kMissedEvents: the events, text/event-stream.
-  std::string missed_events = {};
+};
+
+class ValidParams;  // api/params.h
+
+// One request as a handler sees it: read only, valid for the handler's call (views into the
+// request's bytes).
+struct RequestContext {
+  const ValidParams& params;  // the described parameters, validated
+  // The end of the request's time budget: what waits on the database or on a reload stops there.
+  std::chrono::steady_clock::time_point deadline;
+  // The Last-Event-ID header, "" when it has none.
+  std::string_view last_event_id;
+  // The Accept and Upgrade headers, null views when absent, and whether it is a HEAD: an event
+  // stream checks them before any hand-over.
+  std::string_view accept;
+  std::string_view upgrade;
+  bool head;
 };
 
 // How an endpoint's answers may be cached: the Cache-Control of its answers (and of their 304s),
@@ -59,25 +65,44 @@ struct CachePolicy {
   std::string_view final_cache_control;  // "" when no answer of the endpoint is final
 };
 
-// Which of its endpoint's cache policies an answer takes.
-enum class Answer : std::uint8_t {
-  kUsual,  // the usual Cache-Control
-  kFinal,  // will not change again: the final Cache-Control (the description must have one)
-  // The usual Cache-Control, but the front cache (nginx) does not store it: it gets
-  // X-Accel-Expires: 0, which nginx reads and does not pass on (clients and other caches still
-  // follow Cache-Control).
-  kNotFrontCached,
-  // No body: nginx hands the connection to the subscriber location Services::event_stream
-  // names (X-Accel-Redirect), which passes it to the events nginx, where nchan holds it
-  // (nginx/connector-events.conf): an event stream, or a long-poll.
-  kEventStream,
-  // A subscriber that came back after an id (Last-Event-ID) and missed changes: they are the
-  // body (Services::missed_events, text/event-stream, never cached), and the stream ends;
-  // the client reconnects with the last id and gets the rest.
-  kMissedEvents,
-};
+// What a handler hands back: which of its endpoint's cache policies applies, and for the two
+// event answers what the router needs beyond the body the handler wrote.
+struct Answer {
+  enum class Kind : std::uint8_t {
+    kUsual,  // the usual Cache-Control
+    kFinal,  // will not change again: the final Cache-Control (the description must have one)
+    // The usual Cache-Control, but the front cache (nginx) does not store it: it gets
+    // X-Accel-Expires: 0, which nginx reads and does not pass on (clients and other caches
+    // still follow Cache-Control).
+    kNotFrontCached,
+    // No body: nginx hands the connection to the subscriber location `subscriber` of `channel`
+    // (X-Accel-Redirect: redirect_header()), which passes it to the events nginx, where nchan
+    // holds it (nginx/connector-events.conf): an event stream, or a long-poll.
+    kEventStream,
+    // A subscriber that came back after an id (Last-Event-ID) and missed changes: they are the
+    // body (`events`, text/event-stream, never cached), and the stream ends; the client
+    // reconnects with the last id and gets the rest.
+    kMissedEvents,
+  };
+  // Spelled out, not `using enum`: GCC 12 fails on that inside templates.
+  static constexpr Kind kUsual = Kind::kUsual;
+  static constexpr Kind kFinal = Kind::kFinal;
+  static constexpr Kind kNotFrontCached = Kind::kNotFrontCached;
+  static constexpr Kind kEventStream = Kind::kEventStream;
+  static constexpr Kind kMissedEvents = Kind::kMissedEvents;
 
-class ValidParams;  // api/params.h
+  Answer(Kind kind) : kind(kind) {}  // NOLINT: `return Answer::kUsual;` reads best
+  static Answer hand_over(std::string_view subscriber, std::string channel);
+  static Answer missed(std::string events);
+
+  // The X-Accel-Redirect header line of a kEventStream, in one allocation.
+  std::string redirect_header() const;
+
+  Kind kind;
+  std::string_view subscriber = {};  // kEventStream: a kind of event_stream() (static text)
+  std::string channel = {};          // kEventStream: the channel's name (domain/event_channels.h)
+  std::string events = {};           // kMissedEvents: the body
+};
 
 // What a parameter's value must be: the validator that reads it (api/params.h), and so its
 // schema in docs/openapi.yaml (openapi_schema(); test_endpoint_descriptions compares them).
@@ -104,7 +129,8 @@ struct ParamSpec {
   std::string_view echo = {};
 };
 
-using Handler = Answer (*)(const ValidParams& params, Services& services, json::JsonWriter& out);
+using Handler = Answer (*)(const RequestContext& request, const Services& services,
+                           json::JsonWriter& out);
 
 // An endpoint, described once: its path, the parameters it knows (in the order they are
 // checked and echoed), its cache policy (the handler's Answer says which part applies), and
@@ -127,18 +153,26 @@ struct EndpointSpec {
   std::vector<std::string_view> names;  // the parameters' names (http::QueryParams takes them)
 };
 
-// One per endpoint file.
-extern const EndpointSpec kNetworksEndpoint;
-extern const EndpointSpec kConnectsEndpoint;
-extern const EndpointSpec kPairsEndpoint;
-extern const EndpointSpec kAccountEndpoint;
-extern const EndpointSpec kHistoryEndpoint;
-extern const EndpointSpec kHistoryByHashEndpoint;
-extern const EndpointSpec kChainSupplyEndpoint;
-extern const EndpointSpec kHistoryEventsEndpoint;
-extern const EndpointSpec kHistoryChangesEndpoint;
-extern const EndpointSpec kHistoryByHashChangesEndpoint;
-extern const EndpointSpec kHistoryByHashEventsEndpoint;
+// The endpoints, one line each: adding one is its file and its line here (the only
+// registration). This order is kEndpoints' (router.h), and so the metrics' slots and the order
+// of /metrics: append, so that existing series keep their place.
+#define CONNECTOR_API_ENDPOINTS(X) \
+  X(kNetworksEndpoint)             \
+  X(kConnectsEndpoint)             \
+  X(kPairsEndpoint)                \
+  X(kAccountEndpoint)              \
+  X(kHistoryEndpoint)              \
+  X(kHistoryByHashEndpoint)        \
+  X(kChainSupplyEndpoint)          \
+  X(kHistoryEventsEndpoint)        \
+  X(kHistoryByHashEventsEndpoint)  \
+  X(kHistoryChangesEndpoint)       \
+  X(kHistoryByHashChangesEndpoint)
+
+// Each defined in its endpoint file.
+#define CONNECTOR_API_DECLARE_ENDPOINT(name) extern const EndpointSpec name;
+CONNECTOR_API_ENDPOINTS(CONNECTOR_API_DECLARE_ENDPOINT)
+#undef CONNECTOR_API_DECLARE_ENDPOINT
 
 // Cache-Control values of docs/openapi.yaml; ops override them in nginx.
 inline constexpr std::string_view kReferenceCacheControl = "public, max-age=60";

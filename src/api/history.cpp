@@ -79,7 +79,8 @@ db::HistoryFilter filter_of(const ValidParams& params) {
   return filter;
 }
 
-Answer history(const ValidParams& params, Services& services, json::JsonWriter& out) {
+Answer history(const RequestContext& request, const Services& services, json::JsonWriter& out) {
+  const ValidParams& params = request.params;
   const auto page_id = params.get<std::uint64_t>("page_id").value_or(0);
   const auto page_size = params.get<std::uint32_t>("page_size").value_or(kDefaultPageSize);
   const auto order =
@@ -95,7 +96,7 @@ Answer history(const ValidParams& params, Services& services, json::JsonWriter& 
   json::key(out, "list");
   out.StartArray();
   const auto reference =
-      services.reference.covering(params.reference(), page.records, services.deadline);
+      services.reference.covering(params.reference(), page.records, request.deadline);
   for (const auto& record : page.records) {
     json::write_history_record(out, record, *reference, /*with_status_message=*/false);
   }

@@ -13,8 +13,9 @@ namespace {
 constexpr ParamSpec kParams[] = {{"hash", ParamKind::kRecordHash, /*required=*/true},
                                  {"after", ParamKind::kUint64}};
 
-Answer history_by_hash_changes(const ValidParams& params, Services& services,
+Answer history_by_hash_changes(const RequestContext& request, const Services& services,
                                json::JsonWriter& out) {
+  const ValidParams& params = request.params;
   require_events(services);
   const auto after = params.get<std::uint64_t>("after");
   const auto record = find_record(services, *params.get<std::string>("hash"));
@@ -22,12 +23,12 @@ Answer history_by_hash_changes(const ValidParams& params, Services& services,
     // The point first, the record after it: its state then holds every change up to there.
     const auto upto = poll_point(services);
     const auto state = services.history.record_state(record.id);
-    if (!state) return change_list(services, {}, upto, out);  // deleted meanwhile
+    if (!state) return change_list(services, request, {}, upto, out);  // deleted meanwhile
     const db::FeedChange now{state->seq, state->record};
-    return change_list(services, {&now, 1}, std::max(upto, state->seq), out);
+    return change_list(services, request, {&now, 1}, std::max(upto, state->seq), out);
   }
-  return resume_poll(services, {.history_id = record.id, .address = {}}, *after, "poll-record",
-                     domain::record_channel(record.hash), out);
+  return resume_poll(services, request, {.history_id = record.id, .address = {}}, *after,
+                     "poll-record", domain::record_channel(record.hash), out);
 }
 
 }  // namespace

@@ -15,15 +15,17 @@ namespace {
 constexpr ParamSpec kParams[] = {{"address", ParamKind::kAddress, /*required=*/true},
                                  {"after", ParamKind::kUint64}};
 
-Answer history_changes(const ValidParams& params, Services& services, json::JsonWriter& out) {
+Answer history_changes(const RequestContext& request, const Services& services,
+                       json::JsonWriter& out) {
+  const ValidParams& params = request.params;
   require_events(services);
   const auto address = params.get<chain::Address>("address")->lower();
   const auto after = params.get<std::uint64_t>("after");
   if (!after) {
-    return change_list(services, {}, poll_point(services), out);
+    return change_list(services, request, {}, poll_point(services), out);
   }
-  return resume_poll(services, {.history_id = 0, .address = address}, *after, "poll-address",
-                     domain::address_channel(address), out);
+  return resume_poll(services, request, {.history_id = 0, .address = address}, *after,
+                     "poll-address", domain::address_channel(address), out);
 }
 
 }  // namespace

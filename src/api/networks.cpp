@@ -9,7 +9,7 @@ namespace {
 
 struct NetworksBody;  // json::ThreadRenderedBody's tag
 
-Answer networks(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer networks(const RequestContext&, const Services& services, json::JsonWriter& out) {
   return write_reference_list<NetworksBody>(
       services, out, "networks", &domain::ReferenceData::chains,
       [](json::JsonWriter& w, const domain::Chain& chain, const domain::ReferenceData&) {

@@ -19,12 +19,12 @@ void put(rapidjson::StringBuffer& out, std::string_view text) {
 
 }  // namespace
 
-std::string_view healthz(Services&, rapidjson::StringBuffer& out) {
+std::string_view healthz(const Services&, rapidjson::StringBuffer& out) {
   put(out, R"({"status":"ok"})");
   return kJson;
 }
 
-std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
+std::string_view readyz(const Services& services, rapidjson::StringBuffer& out) {
   services.readiness.check();
   rapidjson::Writer<rapidjson::StringBuffer> w(out);
   w.StartObject();
@@ -36,13 +36,13 @@ std::string_view readyz(Services& services, rapidjson::StringBuffer& out) {
   return kJson;
 }
 
-std::string_view prometheus_metrics(Services& services, rapidjson::StringBuffer& out) {
+std::string_view prometheus_metrics(const Services& services, rapidjson::StringBuffer& out) {
   metrics::write_prometheus(metrics::scoreboard(), endpoint_labels(), services.db_servers,
                             util::unix_ms_now(), out);
   return "text/plain; version=0.0.4; charset=utf-8";
 }
 
-std::string_view pool_status(Services& services, rapidjson::StringBuffer& out) {
+std::string_view pool_status(const Services& services, rapidjson::StringBuffer& out) {
   metrics::write_status(metrics::scoreboard(), services.db_servers, util::unix_ms_now(), out);
   return kJson;
 }

@@ -10,14 +10,14 @@
 
 namespace connector::api {
 
-using OpsEndpoint = std::string_view (*)(Services& services, rapidjson::StringBuffer& out);
+using OpsEndpoint = std::string_view (*)(const Services& services, rapidjson::StringBuffer& out);
 
 // 200 while the process answers at all.
-std::string_view healthz(Services& services, rapidjson::StringBuffer& out);
+std::string_view healthz(const Services& services, rapidjson::StringBuffer& out);
 // 200 when the database answers a trivial query within the connect/statement bounds, else 503.
-std::string_view readyz(Services& services, rapidjson::StringBuffer& out);
-std::string_view prometheus_metrics(Services& services, rapidjson::StringBuffer& out);
-std::string_view pool_status(Services& services, rapidjson::StringBuffer& out);
+std::string_view readyz(const Services& services, rapidjson::StringBuffer& out);
+std::string_view prometheus_metrics(const Services& services, rapidjson::StringBuffer& out);
+std::string_view pool_status(const Services& services, rapidjson::StringBuffer& out);
 
 struct OpsRoute {
   std::string_view path;

@@ -9,7 +9,7 @@ namespace {
 
 struct PairsBody;  // json::ThreadRenderedBody's tag
 
-Answer pairs(const ValidParams&, Services& services, json::JsonWriter& out) {
+Answer pairs(const RequestContext&, const Services& services, json::JsonWriter& out) {
   return write_reference_list<PairsBody>(services, out, "pairs", &domain::ReferenceData::pairs,
                                          json::write_pair);
 }

@@ -11,7 +11,7 @@ namespace connector::api {
 
 // `Endpoint`: the tag of the endpoint's body (json::ThreadRenderedBody).
 template <typename Endpoint, typename Item, typename WriteItem>
-Answer write_reference_list(Services& services, json::JsonWriter& out, std::string_view key,
+Answer write_reference_list(const Services& services, json::JsonWriter& out, std::string_view key,
                             std::vector<Item> domain::ReferenceData::*items, WriteItem write_item) {
   json::ThreadRenderedBody<domain::ReferenceData, Endpoint>::write(
       out, services.reference.get(), [&](json::JsonWriter& w, const domain::ReferenceData& data) {

@@ -71,7 +71,7 @@ void write_error_body(rapidjson::StringBuffer& buffer, const http::ApiError& err
 }
 
 // Whether an endpoint whose 200s are `body` may give `answer`.
-bool describes(EndpointSpec::Body body, Answer answer) {
+bool describes(EndpointSpec::Body body, Answer::Kind answer) {
   switch (body) {
     case EndpointSpec::Body::kJson:
       return answer == Answer::kUsual || answer == Answer::kFinal ||
@@ -104,9 +104,9 @@ void reject_conditional_headers(const HttpRequest& request) {
 
 }  // namespace
 
-std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels() {
+std::span<const std::string_view, kEndpointSlotsUsed> endpoint_labels() {
   static const auto labels = [] {
-    std::array<std::string_view, metrics::kEndpointSlots> all{};
+    std::array<std::string_view, kEndpointSlotsUsed> all{};
     for (std::size_t i = 0; i < std::size(kEndpoints); ++i) all[i] = kEndpoints[i]->path;
     all[kOpsEndpoint] = "ops";
     all[kUnknownEndpoint] = "unknown";
@@ -131,41 +131,47 @@ void Router::run_api(const EndpointSpec& endpoint, const HttpRequest& request, O
   query.reject_duplicates(endpoint.names);
   const auto params = ValidParams::check(endpoint.params, query, services_.reference);
   json::JsonWriter writer(body_);
-  const Answer answer = endpoint.handler(params, services_, writer);
-  if (!describes(endpoint.body, answer)) {
+  // The request's own values, on the stack: nothing of the request outlives the call.
+  const RequestContext context{.params = params,
+                               .deadline = request.deadline,
+                               .last_event_id = request.last_event_id,
+                               .accept = request.accept,
+                               .upgrade = request.upgrade,
+                               .head = request.method == "HEAD"};
+  const Answer answer = endpoint.handler(context, services_, writer);
+  if (!describes(endpoint.body, answer.kind)) {
     throw std::logic_error(std::string(endpoint.path) + ": an answer its description has not");
   }
-  if (answer == Answer::kEventStream) {
+  if (answer.kind == Answer::kEventStream) {
     // nginx keeps both across the hand-over: the events nginx's raw stream sends no type.
     outcome.cache_control = endpoint.cache.cache_control;
     if (endpoint.body == EndpointSpec::Body::kEventStream) {
       outcome.content_type = kEventStreamContentType;
     }
-    if (request.method == "HEAD") {
+    if (context.head) {
       // nchan answers no HEAD (the client would wait for the connection to close): the head
       // of what the GET is handed to, here, with no length (a stream has none).
       outcome.sized = false;
       return;
     }
-    outcome.extra_headers = "X-Accel-Redirect: " + services_.event_stream + "\r\n";
+    outcome.extra_headers = answer.redirect_header();
     return;
   }
-  if (answer == Answer::kMissedEvents) {
+  if (answer.kind == Answer::kMissedEvents) {
     body_.Clear();
-    std::string events;
-    events.swap(services_.missed_events);  // not kept: up to a hundred records
+    const auto& events = answer.events;  // freed with the answer: up to a hundred records
     std::copy(events.begin(), events.end(), body_.Push(events.size()));
     outcome.content_type = kEventStreamContentType;
     outcome.cache_control = endpoint.cache.cache_control;
     return;
   }
   // The description's policy, never the handler's own: an answer cannot differ from it.
-  outcome.cache_control =
-      answer == Answer::kFinal ? endpoint.cache.final_cache_control : endpoint.cache.cache_control;
+  outcome.cache_control = answer.kind == Answer::kFinal ? endpoint.cache.final_cache_control
+                                                        : endpoint.cache.cache_control;
   if (outcome.cache_control.empty()) {
     throw std::logic_error(std::string(endpoint.path) + ": a final answer, but no final policy");
   }
-  if (answer == Answer::kNotFrontCached) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
+  if (answer.kind == Answer::kNotFrontCached) outcome.extra_headers = "X-Accel-Expires: 0\r\n";
   // A long-poll's answer is for one moment: no validators to come back with.
   outcome.validators = endpoint.body == EndpointSpec::Body::kJson;
 }
@@ -231,19 +237,10 @@ Router::Outcome Router::dispatch(const HttpRequest& request, const std::string& 
 
 HttpResponse Router::handle(const HttpRequest& request) {
   HttpResponse response;
-  services_.deadline = request.deadline;
-  services_.last_event_id = request.last_event_id;
-  services_.accept = request.accept;
-  services_.upgrade = request.upgrade;
-  services_.head = request.method == "HEAD";
   response.request_id = http::is_valid_request_id(request.request_id)
                             ? std::string(request.request_id)
                             : http::make_request_id();
   const Outcome outcome = dispatch(request, response.request_id);
-  // The request's bytes are not kept past it.
-  services_.last_event_id = {};
-  services_.accept = {};
-  services_.upgrade = {};
   response.status = outcome.status;
   response.endpoint_index = outcome.endpoint_index;
   const std::string_view body(body_.GetString(), body_.GetSize());

@@ -42,29 +42,21 @@ struct HttpResponse {
   std::string_view body;  // empty for HEAD and 304; valid until the next handle()
 };
 
-// The endpoints, by their descriptions (each in its own file): a request's path finds one, and
-// its metrics label is its index here.
+// The endpoints, by their descriptions (each in its own file, listed once in endpoints.h): a
+// request's path finds one, and its metrics label is its index here.
+#define CONNECTOR_API_ENDPOINT_ADDRESS(name) &name,
 inline const EndpointSpec* const kEndpoints[] = {
-    &kNetworksEndpoint,
-    &kConnectsEndpoint,
-    &kPairsEndpoint,
-    &kAccountEndpoint,
-    &kHistoryEndpoint,
-    &kHistoryByHashEndpoint,
-    &kChainSupplyEndpoint,
-    &kHistoryEventsEndpoint,
-    &kHistoryByHashEventsEndpoint,
-    &kHistoryChangesEndpoint,
-    &kHistoryByHashChangesEndpoint,
-};
+    CONNECTOR_API_ENDPOINTS(CONNECTOR_API_ENDPOINT_ADDRESS)};
+#undef CONNECTOR_API_ENDPOINT_ADDRESS
 
-// The metrics' label of each endpoint slot: the endpoints' paths, in kEndpoints' order (a
-// response's endpoint_index), then the operations paths and anything unknown.
+// The metrics' label of each endpoint slot in use: the endpoints' paths, in kEndpoints' order
+// (a response's endpoint_index), then the operations paths and anything unknown.
 inline constexpr std::size_t kOpsEndpoint = std::size(kEndpoints);
 inline constexpr std::size_t kUnknownEndpoint = kOpsEndpoint + 1;
-static_assert(kUnknownEndpoint + 1 == metrics::kEndpointSlots,
-              "metrics::kEndpointSlots must be the number of endpoints + 2");
-std::span<const std::string_view, metrics::kEndpointSlots> endpoint_labels();
+inline constexpr std::size_t kEndpointSlotsUsed = kUnknownEndpoint + 1;
+static_assert(kEndpointSlotsUsed <= metrics::kEndpointSlots,
+              "more endpoints than the scoreboard has room for: raise metrics::kEndpointSlots");
+std::span<const std::string_view, kEndpointSlotsUsed> endpoint_labels();
 
 // One per worker thread: it reuses its body buffer from request to request.
 class Router {
@@ -80,7 +72,7 @@ class Router {
   void run_api(const EndpointSpec& endpoint, const HttpRequest& request, Outcome& outcome);
   void run_ops(const OpsRoute& route, Outcome& outcome);
 
-  Services services_;
+  const Services services_;  // long-lived: a request's values travel in a RequestContext
   rapidjson::StringBuffer body_;
 };
 

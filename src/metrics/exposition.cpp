@@ -19,6 +19,9 @@ using prometheus_text::put;
 using prometheus_text::sample;
 using prometheus_text::single;
 
+// The slots in use: one per label, never past the board.
+std::size_t shown_slots(EndpointLabels labels) { return std::min(labels.size(), kEndpointSlots); }
+
 std::string endpoint_label(EndpointLabels labels, std::size_t endpoint) {
   return "endpoint=\"" + std::string(labels[endpoint]) + "\"";
 }
@@ -49,7 +52,7 @@ std::string seconds(std::uint64_t us) {
 
 void write_requests(const Scoreboard& b, EndpointLabels labels, rapidjson::StringBuffer& out) {
   header(out, "connector_requests_total", "counter", "Requests answered, by endpoint and status.");
-  for (std::size_t e = 0; e < kEndpointSlots; ++e) {
+  for (std::size_t e = 0; e < shown_slots(labels); ++e) {
     for (std::size_t s = 0; s < kStatusCodes.size(); ++s) {
       const auto count = b.requests[e][s].load(std::memory_order_relaxed);
       if (count == 0) continue;
@@ -63,7 +66,7 @@ void write_requests(const Scoreboard& b, EndpointLabels labels, rapidjson::Strin
 void write_latency(const Scoreboard& b, EndpointLabels labels, rapidjson::StringBuffer& out) {
   constexpr std::string_view name = "connector_request_duration_seconds";
   header(out, name, "histogram", "Time from accept to the last byte written, by endpoint.");
-  for (std::size_t e = 0; e < kEndpointSlots; ++e) {
+  for (std::size_t e = 0; e < shown_slots(labels); ++e) {
     std::uint64_t cumulative = 0;
     for (std::size_t i = 0; i <= kLatencyBucketsUs.size(); ++i) {
       cumulative += b.latency[e][i].load(std::memory_order_relaxed);

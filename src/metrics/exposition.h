@@ -16,8 +16,9 @@
 
 namespace connector::metrics {
 
-// The label of each of the board's endpoint slots (kEndpointSlots of them).
-using EndpointLabels = std::span<const std::string_view, kEndpointSlots>;
+// The label of each of the board's endpoint slots in use, from the first (at most
+// kEndpointSlots): the slots shown, in this order.
+using EndpointLabels = std::span<const std::string_view>;
 
 // The database servers the process reads, by address: db_replicas in order, then the primary
 // (the last). Their figures are the shared state's (pool::ServerSlot).

@@ -61,7 +61,7 @@ std::uint32_t Scoreboard::live_processes() const {
 
 void Scoreboard::record(std::size_t endpoint, int status, std::uint64_t duration_us, bool slow) {
   constexpr auto relaxed = std::memory_order_relaxed;
-  endpoint = std::min(endpoint, kEndpointSlots - 1);  // the last slot: unknown
+  endpoint = std::min(endpoint, kEndpointSlots - 1);  // a bad index cannot write past the board
   requests[endpoint][status_index(status)].fetch_add(1, relaxed);
   latency[endpoint][bucket_index(duration_us)].fetch_add(1, relaxed);
   latency_sum_us[endpoint].fetch_add(duration_us, relaxed);

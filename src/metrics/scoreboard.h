@@ -12,10 +12,11 @@
 
 namespace connector::metrics {
 
-// Counters per endpoint: the API's endpoints, the operations paths, anything unknown. Their
-// labels come from the endpoint descriptions (api::endpoint_labels(); api::kEndpoints checks
-// that there are this many).
-inline constexpr std::size_t kEndpointSlots = 13;
+// Room for the counters per endpoint: the API's endpoints, the operations paths, anything
+// unknown. Which slots are used, and their labels, come from the endpoint descriptions
+// (api::endpoint_labels(); api/router.h checks they fit), so adding an endpoint changes nothing
+// here; unused slots stay zero and are not shown.
+inline constexpr std::size_t kEndpointSlots = 32;
 
 inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414, 500, 503, 0};
 // Upper bounds of the latency histogram, in microseconds (the last bucket is +Inf).

@@ -35,9 +35,9 @@ std::string json(const SharedState& board) {
 // The lines of the Prometheus text that name a database server or the primary's heartbeat.
 std::string server_lines(const SharedState& board) {
   rapidjson::StringBuffer out;
-  const std::string_view labels[kEndpointSlots] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
+  const std::string_view labels[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i"};
   Scoreboard counts;
-  write_prometheus(counts, board, EndpointLabels(labels, kEndpointSlots), kServers, kNow, out);
+  write_prometheus(counts, board, EndpointLabels(labels), kServers, kNow, out);
   std::string text = out.GetString(), lines;
   for (std::size_t start = 0, end; start < text.size(); start = end + 1) {
     end = text.find('\n', start);

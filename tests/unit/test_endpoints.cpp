@@ -308,14 +308,7 @@ namespace {
 // The event endpoints, served (a publisher's board), against the same fakes.
 struct EventsFixture : Fixture {
   metrics::EventsBoard board;
-  api::Router events_router{{history,
-                             accounts,
-                             readiness,
-                             reference,
-                             supply,
-                             {},
-                             std::chrono::steady_clock::time_point::max(),
-                             &board}};
+  api::Router events_router{{history, accounts, readiness, reference, supply, {}, &board}};
   const std::string hash_query = "hash=" + std::string(64, 'a');
   const std::string address_query = "address=0x" + std::string(40, 'D');
 
