@@ -4,35 +4,16 @@ enforced in the database, health, readiness, metrics, status, access and slow lo
 
 import json
 import os
-import pwd
 import signal
-import subprocess
 import threading
 import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack, prometheus, wait_for
+from harness import Stack, await_true, prometheus, wait_for
 
 fixture = Fixture()
 PROCESSES, THREADS = 2, 3
-
-
-def hold_history_lock(stack, seconds):
-    """A background admin session holding a write lock on history for `seconds`."""
-    user = pwd.getpwuid(os.getuid()).pw_name
-    process = subprocess.Popen(
-        ["mariadb", "--no-defaults", f"--socket={stack.db_socket}", "-u", user, "connector",
-         "-e", f"LOCK TABLES history WRITE; SELECT SLEEP({seconds}); UNLOCK TABLES;"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # wait until the lock is really held
-        rows = stack.sql("SELECT COUNT(*) FROM information_schema.processlist "
-                         "WHERE info LIKE 'SELECT SLEEP%'")
-        if rows == [["1"]]:
-            return process
-        time.sleep(0.05)
-    raise AssertionError("the lock session did not start")
 
 
 def unique(path="/v1/history?page_size=1"):
@@ -55,6 +36,10 @@ class WorkerPool(unittest.TestCase):
         cls.stack.stop()
         if os.path.exists(cls.access_log):
             os.unlink(cls.access_log)
+
+    def access_log_text(self):
+        with open(self.access_log) as f:
+            return f.read()
 
     def test_health_and_readiness(self):
         s = self.stack
@@ -124,13 +109,12 @@ class WorkerPool(unittest.TestCase):
     def test_access_log_has_one_json_line_per_request(self):
         r = self.stack.get(unique("/v1/history?page_size=2"))
         rid = r.headers["X-Request-Id"]
-        deadline = time.monotonic() + 5
-        line = None
-        while line is None and time.monotonic() < deadline:
+
+        def logged():
             with open(self.access_log) as f:
-                line = next((json.loads(l) for l in f if rid in l), None)
-            time.sleep(0.05)
-        self.assertIsNotNone(line)
+                return next((json.loads(l) for l in f if rid in l), None)
+        await_true(logged, 5, 0.05, "the request's line in the access log")
+        line = logged()
         self.assertEqual(set(line), {"time", "request_id", "method", "endpoint", "status",
                                      "duration_ms", "bytes", "pid"})
         self.assertEqual((line["request_id"], line["method"], line["endpoint"], line["status"],
@@ -143,33 +127,26 @@ class WorkerPool(unittest.TestCase):
         probes = [self.stack.get(path).headers["X-Request-Id"]
                   for path in ("/healthz", "/readyz", "/metrics", "/status")]
         rid = self.stack.get(unique("/v1/history?page_size=1")).headers["X-Request-Id"]
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            with open(self.access_log) as f:
-                text = f.read()
-            if rid in text:
-                break
-            time.sleep(0.05)
-        self.assertIn(rid, text)
+        await_true(lambda: rid in self.access_log_text(), 5, 0.05,
+                   "the request's line in the access log")
+        text = self.access_log_text()
         self.assertEqual([p for p in probes if p in text], [])
 
     def test_time_budget_is_enforced_in_the_database_and_slow_requests_are_logged(self):
-        lock = hold_history_lock(self.stack, 4)
+        # Held until the answer is out (well past the 2 s budget), then released.
+        lock = self.stack.hold_table_lock("history", 60)
         try:
             r = self.stack.get(unique())
         finally:
-            lock.wait(timeout=20)
+            self.stack.release_table_lock(lock)
         self.assertEqual((r.status, r.json()["error"]["code"]), (503, "unavailable"))
+
         # The slow-request line is written once the answer is out: wait for it, bounded.
-        deadline = time.monotonic() + 5
-        while True:
-            log = self.stack.worker_log_text()
-            slow = [l for l in log.splitlines()
+        def slow():
+            return [l for l in self.stack.worker_log_text().splitlines()
                     if "slow request:" in l and r.headers["X-Request-Id"] in l]
-            if slow or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        self.assertEqual(len(slow), 1, log[-2000:])
+        wait_for(slow, 5, 0.05)
+        self.assertEqual(len(slow()), 1, self.stack.worker_log_text()[-2000:])
         self.assertEqual(self.stack.get(unique()).status, 200)
 
     def test_reload_under_load_drops_nothing(self):
@@ -183,10 +160,16 @@ class WorkerPool(unittest.TestCase):
         for t in threads:
             t.start()
         try:
-            time.sleep(0.5)
-            for _ in range(3):
+            # Each reload happens under load: answers before it, it logged ("reloading:", as
+            # the master spawns the new generation), and answers after it.
+            await_true(lambda: len(statuses) >= 10, what="the load answered")
+            for n in range(1, 4):
                 self.stack.worker.send_signal(signal.SIGHUP)
-                time.sleep(0.7)
+                await_true(lambda: self.stack.worker_log_text().count("reloading:") >= n,
+                           what=f"reload {n} begun")
+                answered = len(statuses)
+                await_true(lambda: len(statuses) >= answered + 10,
+                           what=f"answers after reload {n}")
         finally:
             stop.set()
             for t in threads:
