@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fixture import Fixture
 from harness import (ADMIN, DB_PASSWORD, REPO, SCRIPTS, WORKER, Headers, Response, Stack,
-                     connect, source_for)
+                     connect, source_for, wait_for)
 
 JSON = "application/json; charset=utf-8"
 METRICS = "text/plain; version=0.0.4; charset=utf-8"
@@ -439,7 +439,7 @@ class SlowClients(Checks):
             with connect(stack.port, timeout=40) as sock:
                 for i in range(len(data)):
                     sock.sendall(data[i:i + 1])
-                    time.sleep(0.03)
+                    time.sleep(0.03)  # pacing, not a condition: a slow client, a byte at a time
                 response = HTTPResponse(sock, method="GET")
                 response.begin()
                 results["slow"] = Response(response.status, response.reason,
@@ -484,13 +484,12 @@ class SlowClients(Checks):
 def logged_status(request_pattern):
     """Status and bytes sent of the one access-log line whose request matches (nginx writes it
     as it closes the connection; waited for, bounded)."""
-    deadline = time.monotonic() + 5
-    while True:
-        found = re.findall(request_pattern + r" (\d+ \d+) ", stack.nginx_access_log())
-        if found or time.monotonic() > deadline:
-            assert len(found) == 1, (request_pattern, found)
-            return found[0]
-        time.sleep(0.05)
+    def found():
+        return re.findall(request_pattern + r" (\d+ \d+) ", stack.nginx_access_log())
+    wait_for(found, 5, 0.05)
+    lines = found()
+    assert len(lines) == 1, (request_pattern, lines)
+    return lines[0]
 
 
 # --- nginx's own errors that need another nginx ---------------------------------------------
