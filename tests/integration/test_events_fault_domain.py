@@ -231,6 +231,25 @@ class EventsNginxKilled(unittest.TestCase):
                 "the events nginx restarting: its socket is removed, then made again"):
             self.kill_under_load()
 
+    def assert_answers_while_down(self, record_hash, address):
+        """A new stream is told to come back shortly; a long-poll with nothing to answer from
+        the feed gets the API's JSON 503."""
+        fresh = stack.get(f"/v1/history/hash/events?hash={record_hash}",
+                          headers={"Accept": "text/event-stream"})
+        self.assertEqual((fresh.status, fresh.body, fresh.headers.get("Content-Type")),
+                         (200, Follower.AGAIN, "text/event-stream; charset=utf-8"))
+        poll = stack.get(f"/v1/history/changes?address={address}&after=999999999")
+        self.assertEqual((poll.status, poll.json()["error"]["code"],
+                          poll.headers.get("Content-Type")),
+                         (503, "unavailable", "application/json; charset=utf-8"))
+
+    def restart_events_nginx(self):
+        """What systemd does (Restart=always): the events nginx started again."""
+        started = subprocess.run(
+            [str(SCRIPTS / "events-start"), str(stack.nginx_prefix / "events")],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(started.returncode, 0, started.stderr)
+
     def kill_under_load(self):
         record_id, record_hash = new_record(4)
         stack.sql(f"UPDATE history SET status = 'Deposit' WHERE id = {record_id}")
@@ -260,19 +279,8 @@ class EventsNginxKilled(unittest.TestCase):
                        what="both streams told to come back shortly")
             self.assertGreater(record.answers, answers[0])
             self.assertGreater(by_address.answers, answers[1])
-            fresh = stack.get(f"/v1/history/hash/events?hash={record_hash}",
-                              headers={"Accept": "text/event-stream"})
-            self.assertEqual((fresh.status, fresh.body, fresh.headers.get("Content-Type")),
-                             (200, Follower.AGAIN, "text/event-stream; charset=utf-8"))
-            poll = stack.get(f"/v1/history/changes?address={address}&after=999999999")
-            self.assertEqual((poll.status, poll.json()["error"]["code"],
-                              poll.headers.get("Content-Type")),
-                             (503, "unavailable", "application/json; charset=utf-8"))
-            # What systemd does (Restart=always): started again.
-            started = subprocess.run(
-                [str(SCRIPTS / "events-start"), str(stack.nginx_prefix / "events")],
-                capture_output=True, text=True, timeout=60)
-            self.assertEqual(started.returncode, 0, started.stderr)
+            self.assert_answers_while_down(record_hash, address)
+            self.restart_events_nginx()
             third_id, _ = new_record(record_id)
             expected_record = seqs_of(record_id)[1:]  # from the state when it subscribed
             expected_address = sorted(seqs_of(record_id) + seqs_of(second_id) +

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from fixture import Fixture
 from harness import (ADMIN, DB_PASSWORD, REPO, SCRIPTS, WORKER, Headers, Response, Stack,
-                     connect, source_for)
+                     connect, source_for, wait_for)
 
 JSON = "application/json; charset=utf-8"
 METRICS = "text/plain; version=0.0.4; charset=utf-8"
@@ -213,8 +213,13 @@ def many_headers(count, size):
 # (label, request bytes (a function of nothing: stack.port is known only at run time),
 #  status, error code, path of the normal answer a 200 must equal)
 def header_cases():
+    """(label, request bytes, status, error code) of every header case: the fields, the
+    body's framing, then ranges, conditions and the rest."""
+    return header_field_cases() + body_framing_cases() + conditional_and_other_header_cases()
+
+
+def header_field_cases():
     get = lambda headers, **kw: request_bytes("GET", "/v1/networks", headers, **kw)  # noqa: E731
-    chunked = [("Transfer-Encoding", "chunked")]
     return [
         ("a 7 kB header", get([("X-Big", "a" * 7000)]), 200, None),
         ("a 7 kB cookie", get([("Cookie", "c=" + "a" * 7000)]), 200, None),
@@ -246,6 +251,13 @@ def header_cases():
          request_bytes("GET", "http://evil.example/v1/networks"), 200, None),
         ("HTTP/1.0 without Host", request_bytes("GET", "/v1/networks", version=b"HTTP/1.0",
                                                 host=False), 200, None),
+    ]
+
+
+def body_framing_cases():
+    get = lambda headers, **kw: request_bytes("GET", "/v1/networks", headers, **kw)  # noqa: E731
+    chunked = [("Transfer-Encoding", "chunked")]
+    return [
         ("Content-Length: abc", get([("Content-Length", "abc")]), 400, "invalid_request"),
         ("Content-Length: -1", get([("Content-Length", "-1")]), 400, "invalid_request"),
         ("Content-Length past 2^64", get([("Content-Length", "9" * 25)]), 400,
@@ -265,6 +277,12 @@ def header_cases():
         ("an empty chunked body", get(chunked, body=b"0\r\n\r\n"), 200, None),
         ("a 2 kB chunked body", get(chunked, body=b"800\r\n" + b"x" * 2048 + b"\r\n0\r\n\r\n"),
          413, "request_too_large"),
+    ]
+
+
+def conditional_and_other_header_cases():
+    get = lambda headers, **kw: request_bytes("GET", "/v1/networks", headers, **kw)  # noqa: E731
+    return [
         ("Range", get([("Range", "bytes=0-5")]), 200, None),
         ("many Ranges", get([("Range", "bytes=" + ",".join(f"{i}-{i}" for i in range(500)))]),
          200, None),
@@ -295,7 +313,6 @@ def header_cases():
          None),
         ("Proxy (httpoxy)", get([("Proxy", "http://evil.example:1")]), 200, None),
     ]
-
 
 def request_line_cases():
     line = lambda text: text + b"\r\n" + _bytes(  # noqa: E731
@@ -422,7 +439,7 @@ class SlowClients(Checks):
             with connect(stack.port, timeout=40) as sock:
                 for i in range(len(data)):
                     sock.sendall(data[i:i + 1])
-                    time.sleep(0.03)
+                    time.sleep(0.03)  # pacing, not a condition: a slow client, a byte at a time
                 response = HTTPResponse(sock, method="GET")
                 response.begin()
                 results["slow"] = Response(response.status, response.reason,
@@ -467,13 +484,12 @@ class SlowClients(Checks):
 def logged_status(request_pattern):
     """Status and bytes sent of the one access-log line whose request matches (nginx writes it
     as it closes the connection; waited for, bounded)."""
-    deadline = time.monotonic() + 5
-    while True:
-        found = re.findall(request_pattern + r" (\d+ \d+) ", stack.nginx_access_log())
-        if found or time.monotonic() > deadline:
-            assert len(found) == 1, (request_pattern, found)
-            return found[0]
-        time.sleep(0.05)
+    def found():
+        return re.findall(request_pattern + r" (\d+ \d+) ", stack.nginx_access_log())
+    wait_for(found, 5, 0.05)
+    lines = found()
+    assert len(lines) == 1, (request_pattern, lines)
+    return lines[0]
 
 
 # --- nginx's own errors that need another nginx ---------------------------------------------

@@ -1,12 +1,11 @@
 """/v1/networks, /v1/connects, /v1/pairs and /v1/ab through nginx, field by field, plus the
 protocol rules every endpoint shares: ETag/304, HEAD, Cache-Control, Content-Type, X-Request-Id."""
 
-import time
 import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture, valid_params
-from harness import Stack, endpoint_descriptions
+from harness import Stack, await_true, endpoint_descriptions
 
 JSON = "application/json; charset=utf-8"
 stack = None
@@ -123,10 +122,8 @@ class Protocol(unittest.TestCase):
         self.assertEqual(bad.status, 400)
         self.assertEqual(bad.json()["error"]["request_id"], bad.headers["X-Request-Id"])
         # nginx writes its log line once the answer is out: wait for it, bounded.
-        deadline = time.monotonic() + 5
-        while bad.headers["X-Request-Id"] not in stack.nginx_access_log():
-            self.assertLess(time.monotonic(), deadline, "request id not in nginx's access log")
-            time.sleep(0.05)
+        await_true(lambda: bad.headers["X-Request-Id"] in stack.nginx_access_log(), 5, 0.05,
+                   "the request id in nginx's access log")
 
     def test_unknown_path_is_a_json_404(self):
         r = stack.get("/v1/nope")

@@ -4,35 +4,21 @@ enforced in the database, health, readiness, metrics, status, access and slow lo
 
 import json
 import os
-import pwd
 import signal
-import subprocess
 import threading
 import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack, prometheus, wait_for
+from harness import Stack, await_true, prometheus, wait_for
 
 fixture = Fixture()
 PROCESSES, THREADS = 2, 3
 
 
-def hold_history_lock(stack, seconds):
-    """A background admin session holding a write lock on history for `seconds`."""
-    user = pwd.getpwuid(os.getuid()).pw_name
-    process = subprocess.Popen(
-        ["mariadb", "--no-defaults", f"--socket={stack.db_socket}", "-u", user, "connector",
-         "-e", f"LOCK TABLES history WRITE; SELECT SLEEP({seconds}); UNLOCK TABLES;"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # wait until the lock is really held
-        rows = stack.sql("SELECT COUNT(*) FROM information_schema.processlist "
-                         "WHERE info LIKE 'SELECT SLEEP%'")
-        if rows == [["1"]]:
-            return process
-        time.sleep(0.05)
-    raise AssertionError("the lock session did not start")
+def unique(path="/v1/history?page_size=1"):
+    """A target nginx's cache has never seen, so it reaches the worker."""
+    return f"{path}&n={time.monotonic_ns()}"
 
 
 class WorkerPool(unittest.TestCase):
@@ -42,7 +28,7 @@ class WorkerPool(unittest.TestCase):
         cls.stack = Stack(fixture=fixture.path, threads=THREADS, config={
             "processes": PROCESSES, "access_log": cls.access_log, "slow_request_ms": 700,
             # Whole seconds: one statement may then run for the budget less 200 ms
-            # (db/session_timeouts.h), so the 1 s lock of the drain test is waited out.
+            # (db/session_timeouts.h).
             "request_timeout_ms": 2000, "shutdown_timeout_s": 20})
 
     @classmethod
@@ -51,9 +37,9 @@ class WorkerPool(unittest.TestCase):
         if os.path.exists(cls.access_log):
             os.unlink(cls.access_log)
 
-    def unique(self, path="/v1/history?page_size=1"):
-        """A target nginx's cache has never seen, so it reaches the worker."""
-        return f"{path}&n={time.monotonic_ns()}"
+    def access_log_text(self):
+        with open(self.access_log) as f:
+            return f.read()
 
     def test_health_and_readiness(self):
         s = self.stack
@@ -80,7 +66,7 @@ class WorkerPool(unittest.TestCase):
     def test_status_page_figures(self):
         before, _ = self.stack.settled_status()
         for _ in range(5):
-            self.assertEqual(self.stack.get(self.unique()).status, 200)
+            self.assertEqual(self.stack.get(unique()).status, 200)
         after, polls = self.stack.settled_status()
         self.assertEqual(after["pool"], "connector")
         self.assertEqual(after["processes"], PROCESSES)
@@ -101,9 +87,9 @@ class WorkerPool(unittest.TestCase):
         self.assertEqual(first.headers["Content-Type"], "text/plain; version=0.0.4; charset=utf-8")
         before = prometheus(first.body.decode())
         for _ in range(7):
-            self.stack.get(self.unique())
+            self.stack.get(unique())
         for _ in range(2):
-            self.stack.get(self.unique("/v1/history?status=nope"))
+            self.stack.get(unique("/v1/history?status=nope"))
         self.stack.settled_status()
         after = prometheus(self.stack.get("/metrics").body.decode())
         self.assertEqual(after[key] - before.get(key, 0), 7)
@@ -121,15 +107,14 @@ class WorkerPool(unittest.TestCase):
         self.assertEqual(after[("connector_pool_processes", frozenset())], PROCESSES)
 
     def test_access_log_has_one_json_line_per_request(self):
-        r = self.stack.get(self.unique("/v1/history?page_size=2"))
+        r = self.stack.get(unique("/v1/history?page_size=2"))
         rid = r.headers["X-Request-Id"]
-        deadline = time.monotonic() + 5
-        line = None
-        while line is None and time.monotonic() < deadline:
+
+        def logged():
             with open(self.access_log) as f:
-                line = next((json.loads(l) for l in f if rid in l), None)
-            time.sleep(0.05)
-        self.assertIsNotNone(line)
+                return next((json.loads(l) for l in f if rid in l), None)
+        await_true(logged, 5, 0.05, "the request's line in the access log")
+        line = logged()
         self.assertEqual(set(line), {"time", "request_id", "method", "endpoint", "status",
                                      "duration_ms", "bytes", "pid"})
         self.assertEqual((line["request_id"], line["method"], line["endpoint"], line["status"],
@@ -141,51 +126,50 @@ class WorkerPool(unittest.TestCase):
         # 200 are not logged; the request after them is.
         probes = [self.stack.get(path).headers["X-Request-Id"]
                   for path in ("/healthz", "/readyz", "/metrics", "/status")]
-        rid = self.stack.get(self.unique("/v1/history?page_size=1")).headers["X-Request-Id"]
-        deadline = time.monotonic() + 5
-        while time.monotonic() < deadline:
-            with open(self.access_log) as f:
-                text = f.read()
-            if rid in text:
-                break
-            time.sleep(0.05)
-        self.assertIn(rid, text)
+        rid = self.stack.get(unique("/v1/history?page_size=1")).headers["X-Request-Id"]
+        await_true(lambda: rid in self.access_log_text(), 5, 0.05,
+                   "the request's line in the access log")
+        text = self.access_log_text()
         self.assertEqual([p for p in probes if p in text], [])
 
     def test_time_budget_is_enforced_in_the_database_and_slow_requests_are_logged(self):
-        lock = hold_history_lock(self.stack, 4)
+        # Held until the answer is out (well past the 2 s budget), then released.
+        lock = self.stack.hold_table_lock("history", 60)
         try:
-            r = self.stack.get(self.unique())
+            r = self.stack.get(unique())
         finally:
-            lock.wait(timeout=20)
+            self.stack.release_table_lock(lock)
         self.assertEqual((r.status, r.json()["error"]["code"]), (503, "unavailable"))
+
         # The slow-request line is written once the answer is out: wait for it, bounded.
-        deadline = time.monotonic() + 5
-        while True:
-            log = self.stack.worker_log_text()
-            slow = [l for l in log.splitlines()
+        def slow():
+            return [l for l in self.stack.worker_log_text().splitlines()
                     if "slow request:" in l and r.headers["X-Request-Id"] in l]
-            if slow or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        self.assertEqual(len(slow), 1, log[-2000:])
-        self.assertEqual(self.stack.get(self.unique()).status, 200)
+        wait_for(slow, 5, 0.05)
+        self.assertEqual(len(slow()), 1, self.stack.worker_log_text()[-2000:])
+        self.assertEqual(self.stack.get(unique()).status, 200)
 
     def test_reload_under_load_drops_nothing(self):
         statuses, stop = [], threading.Event()
 
         def load():
             while not stop.is_set():
-                statuses.append(self.stack.get(self.unique()).status)
+                statuses.append(self.stack.get(unique()).status)
 
         threads = [threading.Thread(target=load) for _ in range(4)]
         for t in threads:
             t.start()
         try:
-            time.sleep(0.5)
-            for _ in range(3):
+            # Each reload happens under load: answers before it, it logged ("reloading:", as
+            # the master spawns the new generation), and answers after it.
+            await_true(lambda: len(statuses) >= 10, what="the load answered")
+            for n in range(1, 4):
                 self.stack.worker.send_signal(signal.SIGHUP)
-                time.sleep(0.7)
+                await_true(lambda: self.stack.worker_log_text().count("reloading:") >= n,
+                           what=f"reload {n} begun")
+                answered = len(statuses)
+                await_true(lambda: len(statuses) >= answered + 10,
+                           what=f"answers after reload {n}")
         finally:
             stop.set()
             for t in threads:
@@ -200,26 +184,34 @@ class WorkerPool(unittest.TestCase):
         self.assertEqual(status["processes"], PROCESSES)
         self.assertIn("reloading:", self.stack.worker_log_text())
 
-    def test_zz_sigterm_drains_a_request_in_flight(self):
-        # Last in this class (name order): it stops the worker.
-        # The lock is held until the test releases it: the request is seen waiting on it in a
-        # worker thread before SIGTERM, and released within the request's budget after.
-        lock = self.stack.hold_table_lock("history", 60)
-        result = {}
-        request = threading.Thread(
-            target=lambda: result.setdefault("r", self.stack.get(self.unique())))
-        request.start()
-        try:
-            self.assertTrue(wait_for(lambda: self.stack.lock_waiters() > 0, 30, 0.05))
-            self.stack.worker.send_signal(signal.SIGTERM)
-        finally:
-            self.stack.release_table_lock(lock)
-        request.join(timeout=20)
-        self.assertEqual(result["r"].status, 200)
-        self.assertEqual(self.stack.worker.wait(timeout=20), 0)
-        self.assertIn("stopping: draining requests in flight", self.stack.worker_log_text())
-        self.stack.start_worker()
-        self.assertEqual(self.stack.get(self.unique()).status, 200)
+
+class Draining(unittest.TestCase):
+    """SIGTERM stops the worker: on a stack of its own, so no other test runs against the worker
+    started after it (in WorkerPool's shared stack it had to run last, by name)."""
+
+    def test_sigterm_drains_a_request_in_flight(self):
+        # request_timeout_ms in whole seconds, as in WorkerPool.
+        with Stack(fixture=fixture.path, threads=THREADS, config={
+                "processes": PROCESSES, "request_timeout_ms": 2000,
+                "shutdown_timeout_s": 20}) as stack:
+            # The lock is held until the test releases it: the request is seen waiting on it in
+            # a worker thread before SIGTERM, and released within the request's budget after.
+            lock = stack.hold_table_lock("history", 60)
+            result = {}
+            request = threading.Thread(
+                target=lambda: result.setdefault("r", stack.get(unique())))
+            request.start()
+            try:
+                self.assertTrue(wait_for(lambda: stack.lock_waiters() > 0, 30, 0.05))
+                stack.worker.send_signal(signal.SIGTERM)
+            finally:
+                stack.release_table_lock(lock)
+            request.join(timeout=20)
+            self.assertEqual(result["r"].status, 200)
+            self.assertEqual(stack.worker.wait(timeout=20), 0)
+            self.assertIn("stopping: draining requests in flight", stack.worker_log_text())
+            stack.start_worker()  # the same stack serves again from a new worker
+            self.assertEqual(stack.get(unique()).status, 200)
 
 
 class KeptConnections(unittest.TestCase):
