@@ -65,7 +65,14 @@ class WorkerUnderSystemd(unittest.TestCase):
         return notify
 
     def get_networks(self):
-        r = stack.get("/v1/networks")
+        try:
+            r = stack.get("/v1/networks")
+        except OSError as e:
+            # Unanswered (seen once in CI, not reproduced since): what the worker and nginx said.
+            logs = [run.log()[-3000:] for run in self.runs]
+            nginx = (stack.nginx_prefix / "error.log").read_text(errors="replace")[-3000:]
+            raise AssertionError(f"/v1/networks unanswered ({e}); worker log:\n" +
+                                 "\n".join(logs) + f"\nnginx error log:\n{nginx}") from e
         self.assertEqual(r.status, 200, r)
         self.assertEqual(r.json(), NETWORKS)
         # Through to the worker, not from nginx's cache.
