@@ -44,7 +44,7 @@ struct HttpResponse {
 
 // The endpoints, by their descriptions (each in its own file, listed once in endpoints.h): a
 // request's path finds one, and its metrics label is its index here.
-#define CONNECTOR_API_ENDPOINT_ADDRESS(name) &name,
+#define CONNECTOR_API_ENDPOINT_ADDRESS(name) &(name),
 inline const EndpointSpec* const kEndpoints[] = {
     CONNECTOR_API_ENDPOINTS(CONNECTOR_API_ENDPOINT_ADDRESS)};
 #undef CONNECTOR_API_ENDPOINT_ADDRESS
@@ -61,7 +61,7 @@ std::span<const std::string_view, kEndpointSlotsUsed> endpoint_labels();
 // One per worker thread: it reuses its body buffer from request to request.
 class Router {
  public:
-  explicit Router(Services services) : services_(std::move(services)) {}
+  explicit Router(Services services) : services_(services) {}
 
   HttpResponse handle(const HttpRequest& request);
 
