@@ -39,7 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-net::FcgiLimits fcgi_limits(const config::Config& config) {
+fastcgi::FcgiLimits fcgi_limits(const config::Config& config) {
   return {.max_params_bytes = config.worker.fcgi_max_params_bytes};
 }
 
@@ -79,7 +79,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
                        const util::AccessLog& access_log)
     : listen_fd_(listen_fd),
       stop_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
-      web_servers_(net::WebServerAddrs::from_environment()),
+      web_servers_(fastcgi::WebServerAddrs::from_environment()),
       read_timeout_(config.worker.fcgi_read_timeout_ms),
       config_(config),
       slot_(slot),
@@ -246,7 +246,8 @@ UniqueFd WorkerPool::accept_connection() {
   if (!web_servers_.allows(address, length)) {
     // libfcgi's rule for FCGI_WEB_SERVER_ADDRS: closed without a word.
     if (refusal_lines.due()) {
-      util::log_warning("refused a FastCGI connection from " + net::describe_peer(address, length) +
+      util::log_warning("refused a FastCGI connection from " +
+                        fastcgi::describe_peer(address, length) +
                         ": not in FCGI_WEB_SERVER_ADDRS (" + web_servers_.describe() + ")");
     }
     return {};

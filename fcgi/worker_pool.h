@@ -20,9 +20,9 @@
 #include "db/snapshot_refresher.h"
 #include "db/supply_cache.h"
 #include "events/publisher.h"
+#include "fastcgi/web_server_addrs.h"
 #include "kept_connections.h"
 #include "metrics/scoreboard.h"
-#include "net/web_server_addrs.h"
 #include "pending_requests.h"
 #include "request_screen.h"
 #include "util/access_log.h"
@@ -80,7 +80,7 @@ class WorkerPool {
   int listen_fd_;           // the process's listening socket, borrowed: it outlives the pool
   const UniqueFd stop_fd_;  // an eventfd: readable once stopping
   // FCGI_WEB_SERVER_ADDRS, checked for TCP peers.
-  const net::WebServerAddrs web_servers_;
+  const fastcgi::WebServerAddrs web_servers_;
   const std::chrono::milliseconds read_timeout_;
   const config::Config& config_;
   metrics::ProcessSlot& slot_;

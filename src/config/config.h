@@ -59,7 +59,7 @@ struct WorkerSettings {
   // How long a FastCGI connection may take to deliver its request (and stay idle when kept
   // open, and block one write); past it the worker closes it and the thread is free again.
   unsigned fcgi_read_timeout_ms = 5000;
-  // The most bytes of FastCGI parameters one request may carry (net/fcgi_screen.h).
+  // The most bytes of FastCGI parameters one request may carry (fastcgi/fcgi_screen.h).
   unsigned fcgi_max_params_bytes = 65536;
   unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;

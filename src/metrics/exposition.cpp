@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
+#include "fastcgi/fcgi_screen.h"
 #include "metrics/events_exposition.h"
 #include "metrics/prometheus_text.h"
-#include "net/fcgi_screen.h"
 #include "util/clock.h"
 
 namespace connector::metrics {
@@ -26,11 +26,11 @@ std::string endpoint_label(EndpointLabels labels, std::size_t endpoint) {
   return "endpoint=\"" + std::string(labels[endpoint]) + "\"";
 }
 
-static_assert(static_cast<std::size_t>(net::FcgiRejection::kDeadline) == kFcgiRejectionReasons,
+static_assert(static_cast<std::size_t>(fastcgi::FcgiRejection::kDeadline) == kFcgiRejectionReasons,
               "a counter per rejection reason");
 
 std::string_view fcgi_rejection_label(std::size_t index) {
-  return net::rejection_label(static_cast<net::FcgiRejection>(index + 1));
+  return fastcgi::rejection_label(static_cast<fastcgi::FcgiRejection>(index + 1));
 }
 
 // Every reason, zero included: an alert on a rate needs the series before the first rejection.

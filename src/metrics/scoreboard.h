@@ -23,7 +23,7 @@ inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414
 inline constexpr std::array<std::uint64_t, 12> kLatencyBucketsUs = {
     500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000};
 
-// The reasons of net::FcgiRejection after kNone: malformed, too large, management, deadline.
+// The reasons of fastcgi::FcgiRejection after kNone: malformed, too large, management, deadline.
 inline constexpr std::size_t kFcgiRejectionReasons = 4;
 
 inline constexpr std::size_t kMaxProcessSlots = 128;  // processes x 2 during a reload
@@ -93,7 +93,7 @@ struct Scoreboard {
   std::atomic<std::uint64_t> deposit_accounts_created{0};  // rows this worker inserted
   std::atomic<std::uint64_t> deposit_accounts_refused{0};  // new rows refused by the cap
   // FastCGI requests closed before libfcgi read them (fcgi/request_screen.h), by reason:
-  // index net::FcgiRejection - 1.
+  // index fastcgi::FcgiRejection - 1.
   std::array<std::atomic<std::uint64_t>, kFcgiRejectionReasons> fcgi_rejected{};
   // Worker processes the master killed: retiring ones that did not end within
   // shutdown_timeout_s.
