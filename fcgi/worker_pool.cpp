@@ -89,7 +89,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       read_servers_(db::read_server_addresses(config.db)),
       breakers_(&slot.breakers_open),
       lag_monitor_(config, breakers_, pool::shared_state()),
-      refresher_(config, reference_, supply_, breakers_, slot.snapshots),
+      refresher_(config, reference_, supply_, breakers_, slot.refreshed_loads),
       prober_(config, breakers_),
       publisher_(config, breakers_, reference_, pool::shared_state().events,
                  metrics::scoreboard().events),
@@ -111,7 +111,7 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::start() {
-  // Replicas measured first: the first snapshots come from one in rotation.
+  // Replicas measured first: the first refreshed copies come from one in rotation.
   lag_monitor_.start();
   refresher_.start();
   prober_.start();

@@ -14,11 +14,11 @@
 
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
+#include "db/refreshed_supply.h"
+#include "db/refresher.h"
 #include "db/replica_monitor.h"
 #include "db/server_prober.h"
-#include "db/snapshot_refresher.h"
-#include "db/supply_cache.h"
 #include "events/publisher.h"
 #include "fastcgi/web_server_addrs.h"
 #include "kept_connections.h"
@@ -85,12 +85,12 @@ class WorkerPool {
   const config::Config& config_;
   metrics::ProcessSlot& slot_;
   const util::AccessLog& access_log_;
-  db::ReferenceCache reference_;
-  db::SupplyCache supply_;
+  db::RefreshedReference reference_;
+  db::RefreshedSupply supply_;
   const std::vector<std::string> read_servers_;  // for the operations pages
   db::CircuitBreakers breakers_;
   db::ReplicaLagMonitor lag_monitor_;
-  db::SnapshotRefresher refresher_;
+  db::Refresher refresher_;
   db::ServerProber prober_;
   events::EventPublisher publisher_;
   // The process's one epoll set, which every thread waits on: the listening socket (with

@@ -68,7 +68,7 @@ struct WorkerSettings {
   unsigned slow_request_ms = 1000;       // requests slower than this are logged as slow
   std::string access_log = "stderr";     // a file path, "stderr" or "off"
   unsigned shutdown_timeout_s = 30;      // how long stopping waits for requests in flight
-  unsigned reference_refresh_ms = 1000;  // reload of the reference and supply snapshots
+  unsigned reference_refresh_ms = 1000;  // reload of the refreshed reference and supply
   // Deposit addresses recorded per minute by all processes together; past it, a request
   // that needs a new row is a 503 (rows already recorded are still answered). 0: no cap.
   unsigned new_accounts_per_minute = 300;

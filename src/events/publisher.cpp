@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "db/change_feed.h"
-#include "db/snapshot_refresher.h"
+#include "db/refresher.h"
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
 #include "http/server_sent_event.h"
@@ -59,7 +59,7 @@ void log_unnameable(const db::FeedChange& change) {
 }  // namespace
 
 EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                               db::ReferenceCache& reference, pool::EventsBoard& board,
+                               db::RefreshedReference& reference, pool::EventsBoard& board,
                                metrics::EventsCounters& counts)
     : config_(config),
       breakers_(breakers),

@@ -37,7 +37,7 @@
 
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
 #include "domain/history.h"
 #include "events/feed_order.h"
 #include "events/nchan_client.h"
@@ -63,7 +63,7 @@ class EventPublisher {
   static constexpr std::chrono::seconds kPingWhileUnanswered{0};
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                 db::ReferenceCache& reference, pool::EventsBoard& board,
+                 db::RefreshedReference& reference, pool::EventsBoard& board,
                  metrics::EventsCounters& counts);
   ~EventPublisher();
   EventPublisher(const EventPublisher&) = delete;
@@ -99,7 +99,7 @@ class EventPublisher {
 
   const config::Config& config_;
   db::CircuitBreakers& breakers_;
-  db::ReferenceCache& reference_;
+  db::RefreshedReference& reference_;
   pool::EventsBoard& board_;
   metrics::EventsCounters& counts_;
   const std::int32_t pid_;

@@ -1,5 +1,5 @@
 // Every endpoint's 200 answer through the router, against in-memory fakes of the
-// database interfaces (db/interfaces.h) and snapshots filled by hand: the request path from
+// database interfaces (db/interfaces.h) and refreshed copies filled by hand: the request path from
 // query string to JSON with no database. The same answers against MariaDB are in
 // tests/integration/.
 #define BOOST_TEST_MODULE endpoints
@@ -139,8 +139,8 @@ struct Fixture {
   FakeHistory history;
   FakeAccounts accounts;
   FakeReadiness readiness;
-  db::ReferenceCache reference{std::chrono::milliseconds(1000)};
-  db::SupplyCache supply{std::chrono::milliseconds(1000)};
+  db::RefreshedReference reference{std::chrono::milliseconds(1000)};
+  db::RefreshedSupply supply{std::chrono::milliseconds(1000)};
   api::Router router{{history, accounts, readiness, reference, supply}};
 
   Fixture() {
