@@ -14,10 +14,10 @@
 
 #include "config/config.h"
 #include "db/new_row_budget.h"
+#include "fastcgi/web_server_addrs.h"
 #include "listen_socket.h"
 #include "master.h"
 #include "metrics/scoreboard.h"
-#include "net/web_server_addrs.h"
 #include "pool/shared_state.h"
 #include "util/log.h"
 
@@ -42,7 +42,7 @@ void take_over_signals() {
 // Who may connect: FCGI_WEB_SERVER_ADDRS for a TCP socket (an invalid list stops the start
 // here, not in each worker process). A TCP socket open to any peer needs listen_allow_any.
 void check_web_servers(int listen_fd, bool allow_any) {
-  using connector::net::WebServerAddrs;
+  using connector::fastcgi::WebServerAddrs;
   const auto web_servers = WebServerAddrs::from_environment();
   sockaddr_storage local{};
   socklen_t length = sizeof local;

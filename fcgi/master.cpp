@@ -113,7 +113,7 @@ bool Master::spawn() {
   process_slot.breakers_open.store(0);
   process_slot.requests.store(0);
   process_slot.heartbeat_ms.store(monotonic_ms());  // counts from the start
-  process_slot.snapshots.clear();
+  process_slot.refreshed_loads.clear();
   const pid_t pid = ::fork();
   if (pid < 0) {
     util::log_error("fork failed");

@@ -31,7 +31,7 @@ void reset(const UniqueFd& event_fd) {
 
 }  // namespace
 
-PendingRequests::PendingRequests(net::FcgiLimits limits, std::chrono::milliseconds read_timeout,
+PendingRequests::PendingRequests(fastcgi::FcgiLimits limits, std::chrono::milliseconds read_timeout,
                                  std::atomic<std::uint32_t>& count, std::size_t max_waiting)
     : read_timeout_(read_timeout),
       max_waiting_(max_waiting),
@@ -86,7 +86,7 @@ void PendingRequests::add(UniqueFd connection, Clock::time_point deadline) {
       refusal = "no whole request on arrival, and the connection could not be watched";
     }
   }
-  note_rejection({Screened::Outcome::kRejected, net::FcgiRejection::kDeadline, refusal},
+  note_rejection({Screened::Outcome::kRejected, fastcgi::FcgiRejection::kDeadline, refusal},
                  read_timeout_);
 }  // the connection is closed here
 
@@ -195,7 +195,7 @@ void PendingRequests::sweep() {
     if (screened.outcome == Screened::Outcome::kRequest) {
       make_ready(fd);
     } else if (screened.outcome == Screened::Outcome::kIncomplete) {
-      drop(fd, {Screened::Outcome::kRejected, net::FcgiRejection::kDeadline, {}});
+      drop(fd, {Screened::Outcome::kRejected, fastcgi::FcgiRejection::kDeadline, {}});
     } else {
       drop(fd, screened);
     }

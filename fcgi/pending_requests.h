@@ -21,7 +21,7 @@
 #include <thread>
 #include <unordered_map>
 
-#include "net/fcgi_screen.h"
+#include "fastcgi/fcgi_screen.h"
 #include "request_screen.h"
 #include "util/unique_fd.h"
 
@@ -38,7 +38,7 @@ class PendingRequests {
   static constexpr std::size_t kMaxWaiting = 1024;
 
   // `count` is kept equal to the connections waiting (the process's /status and /metrics).
-  PendingRequests(net::FcgiLimits limits, std::chrono::milliseconds read_timeout,
+  PendingRequests(fastcgi::FcgiLimits limits, std::chrono::milliseconds read_timeout,
                   std::atomic<std::uint32_t>& count, std::size_t max_waiting = kMaxWaiting);
   ~PendingRequests();  // stops the thread; the connections still here are closed
   PendingRequests(const PendingRequests&) = delete;

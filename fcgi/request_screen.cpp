@@ -20,12 +20,12 @@ std::array<util::LogThrottle, metrics::kFcgiRejectionReasons> rejection_lines{
     util::LogThrottle(std::chrono::seconds(10)), util::LogThrottle(std::chrono::seconds(10)),
     util::LogThrottle(std::chrono::seconds(10)), util::LogThrottle(std::chrono::seconds(10))};
 
-Screened verdict(Screened::Outcome outcome) { return {outcome, net::FcgiRejection::kNone, {}}; }
+Screened verdict(Screened::Outcome outcome) { return {outcome, fastcgi::FcgiRejection::kNone, {}}; }
 
 }  // namespace
 
-RequestScreen::RequestScreen(net::FcgiLimits limits)
-    : limits_(limits), buffer_(net::max_request_bytes(limits) + 1) {}
+RequestScreen::RequestScreen(fastcgi::FcgiLimits limits)
+    : limits_(limits), buffer_(fastcgi::max_request_bytes(limits) + 1) {}
 
 Screened RequestScreen::look(int fd) {
   const ssize_t n = ::recv(fd, buffer_.data(), buffer_.size(), MSG_PEEK | MSG_DONTWAIT);
@@ -34,19 +34,19 @@ Screened RequestScreen::look(int fd) {
   }
   if (n <= 0)
     return verdict(Screened::Outcome::kClosed);  // closed with nothing queued, or an error
-  const net::FcgiScreen screen =
-      net::screen_fcgi_request({buffer_.data(), static_cast<std::size_t>(n)}, limits_);
+  const fastcgi::FcgiScreen screen =
+      fastcgi::screen_fcgi_request({buffer_.data(), static_cast<std::size_t>(n)}, limits_);
   switch (screen.verdict) {
-    case net::FcgiVerdict::kRequest:
+    case fastcgi::FcgiVerdict::kRequest:
       return verdict(Screened::Outcome::kRequest);
-    case net::FcgiVerdict::kIncomplete: {
+    case fastcgi::FcgiVerdict::kIncomplete: {
       Screened incomplete = verdict(Screened::Outcome::kIncomplete);
       incomplete.need_bytes = screen.need_bytes;
       return incomplete;
     }
-    case net::FcgiVerdict::kAborted:
+    case fastcgi::FcgiVerdict::kAborted:
       return verdict(Screened::Outcome::kClosed);
-    case net::FcgiVerdict::kRejected:
+    case fastcgi::FcgiVerdict::kRejected:
       break;
   }
   return {Screened::Outcome::kRejected, screen.reason, screen.detail};
@@ -67,7 +67,7 @@ void note_rejection(const Screened& screened, std::chrono::milliseconds read_tim
                                                           std::to_string(read_timeout.count()) +
                                                           " ms (fcgi_read_timeout_ms)";
   util::log_warning("closed a FastCGI connection before libfcgi read it (" +
-                    std::string(net::rejection_label(screened.reason)) + "): " + what +
+                    std::string(fastcgi::rejection_label(screened.reason)) + "): " + what +
                     "; counted in connector_fcgi_rejected_total, logged once per 10 s");
 }
 

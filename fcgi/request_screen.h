@@ -1,5 +1,5 @@
 #pragma once
-// Screens the request queued on a connection (net/fcgi_screen.h) before libfcgi reads a byte of
+// Screens the request queued on a connection (fastcgi/fcgi_screen.h) before libfcgi reads a byte of
 // it. The bytes are only peeked at (recv with MSG_PEEK), so libfcgi then reads the request that
 // was screened, all of it already queued: it never waits on a slow peer for it and never sees
 // a record the screen refused. A look never waits: a request not whole yet waits in PendingRequests
@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "net/fcgi_screen.h"
+#include "fastcgi/fcgi_screen.h"
 
 namespace connector::fcgi {
 
@@ -21,7 +21,7 @@ struct Screened {
     kRejected,    // close at once; counted by reason
   };
   Outcome outcome = Outcome::kClosed;
-  net::FcgiRejection reason = net::FcgiRejection::kNone;
+  fastcgi::FcgiRejection reason = fastcgi::FcgiRejection::kNone;
   std::string_view detail;     // for the log, with kRejected (a static string)
   std::size_t need_bytes = 0;  // kIncomplete: the bytes that must be queued before it can change
 };
@@ -29,7 +29,7 @@ struct Screened {
 class RequestScreen {
  public:
   // One per thread: it owns the buffer the bytes are peeked into.
-  explicit RequestScreen(net::FcgiLimits limits);
+  explicit RequestScreen(fastcgi::FcgiLimits limits);
 
   // What connection `fd` has queued, at this moment.
   Screened look(int fd);
@@ -37,7 +37,7 @@ class RequestScreen {
   static std::size_t queued_bytes(int fd);
 
  private:
-  const net::FcgiLimits limits_;
+  const fastcgi::FcgiLimits limits_;
   std::vector<std::uint8_t> buffer_;  // max_request_bytes + 1: more than any passed request
 };
 

@@ -9,17 +9,17 @@
 #include <cerrno>
 #include <cstdint>
 
-#include "net/fcgi_record.h"
+#include "fastcgi/fcgi_record.h"
 
 namespace connector::fcgi {
 namespace {
 
-using net::fcgi_record::kEndRequest;
-using net::fcgi_record::kMaxContentBytes;
-using net::fcgi_record::kStdout;
-using net::fcgi_record::kVersion;
+using fastcgi::fcgi_record::kEndRequest;
+using fastcgi::fcgi_record::kMaxContentBytes;
+using fastcgi::fcgi_record::kStdout;
+using fastcgi::fcgi_record::kVersion;
 
-using Header = std::array<unsigned char, net::fcgi_record::kHeaderBytes>;
+using Header = std::array<unsigned char, fastcgi::fcgi_record::kHeaderBytes>;
 // In place up to an answer of about 260 KB (more than a page of 100 records): no
 // allocation per answer.
 constexpr std::size_t kInPlaceRecords = 8;

@@ -5,7 +5,7 @@
 namespace connector::fcgi {
 
 ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers& breakers,
-                               db::ReferenceCache& reference, db::SupplyCache& supply,
+                               db::RefreshedReference& reference, db::RefreshedSupply& supply,
                                const std::vector<std::string>& read_servers)
     : reader_(breakers.attach(db::read_targets(config.db)),
               db::connection_options(config.db, config.worker.request_timeout_ms)),

@@ -11,15 +11,15 @@
 #include "db/connection.h"
 #include "db/interfaces.h"
 #include "db/new_row_budget.h"
-#include "db/reference_cache.h"
-#include "db/supply_cache.h"
+#include "db/refreshed_reference.h"
+#include "db/refreshed_supply.h"
 
 namespace connector::fcgi {
 
 class ThreadServices {
  public:
   ThreadServices(const config::Config& config, db::CircuitBreakers& breakers,
-                 db::ReferenceCache& reference, db::SupplyCache& supply,
+                 db::RefreshedReference& reference, db::RefreshedSupply& supply,
                  const std::vector<std::string>& read_servers);
 
   // One deadline for all the request's database work, on both connections.

@@ -39,7 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-net::FcgiLimits fcgi_limits(const config::Config& config) {
+fastcgi::FcgiLimits fcgi_limits(const config::Config& config) {
   return {.max_params_bytes = config.worker.fcgi_max_params_bytes};
 }
 
@@ -79,7 +79,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
                        const util::AccessLog& access_log)
     : listen_fd_(listen_fd),
       stop_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
-      web_servers_(net::WebServerAddrs::from_environment()),
+      web_servers_(fastcgi::WebServerAddrs::from_environment()),
       read_timeout_(config.worker.fcgi_read_timeout_ms),
       config_(config),
       slot_(slot),
@@ -89,7 +89,7 @@ WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::Pro
       read_servers_(db::read_server_addresses(config.db)),
       breakers_(&slot.breakers_open),
       lag_monitor_(config, breakers_, pool::shared_state()),
-      refresher_(config, reference_, supply_, breakers_, slot.snapshots),
+      refresher_(config, reference_, supply_, breakers_, slot.refreshed_loads),
       prober_(config, breakers_),
       publisher_(config, breakers_, reference_, pool::shared_state().events,
                  metrics::scoreboard().events),
@@ -111,7 +111,7 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::start() {
-  // Replicas measured first: the first snapshots come from one in rotation.
+  // Replicas measured first: the first refreshed copies come from one in rotation.
   lag_monitor_.start();
   refresher_.start();
   prober_.start();
@@ -246,7 +246,8 @@ UniqueFd WorkerPool::accept_connection() {
   if (!web_servers_.allows(address, length)) {
     // libfcgi's rule for FCGI_WEB_SERVER_ADDRS: closed without a word.
     if (refusal_lines.due()) {
-      util::log_warning("refused a FastCGI connection from " + net::describe_peer(address, length) +
+      util::log_warning("refused a FastCGI connection from " +
+                        fastcgi::describe_peer(address, length) +
                         ": not in FCGI_WEB_SERVER_ADDRS (" + web_servers_.describe() + ")");
     }
     return {};

@@ -14,15 +14,15 @@
 
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
+#include "db/refreshed_supply.h"
+#include "db/refresher.h"
 #include "db/replica_monitor.h"
 #include "db/server_prober.h"
-#include "db/snapshot_refresher.h"
-#include "db/supply_cache.h"
 #include "events/publisher.h"
+#include "fastcgi/web_server_addrs.h"
 #include "kept_connections.h"
 #include "metrics/scoreboard.h"
-#include "net/web_server_addrs.h"
 #include "pending_requests.h"
 #include "request_screen.h"
 #include "util/access_log.h"
@@ -80,17 +80,17 @@ class WorkerPool {
   int listen_fd_;           // the process's listening socket, borrowed: it outlives the pool
   const UniqueFd stop_fd_;  // an eventfd: readable once stopping
   // FCGI_WEB_SERVER_ADDRS, checked for TCP peers.
-  const net::WebServerAddrs web_servers_;
+  const fastcgi::WebServerAddrs web_servers_;
   const std::chrono::milliseconds read_timeout_;
   const config::Config& config_;
   metrics::ProcessSlot& slot_;
   const util::AccessLog& access_log_;
-  db::ReferenceCache reference_;
-  db::SupplyCache supply_;
+  db::RefreshedReference reference_;
+  db::RefreshedSupply supply_;
   const std::vector<std::string> read_servers_;  // for the operations pages
   db::CircuitBreakers breakers_;
   db::ReplicaLagMonitor lag_monitor_;
-  db::SnapshotRefresher refresher_;
+  db::Refresher refresher_;
   db::ServerProber prober_;
   events::EventPublisher publisher_;
   // The process's one epoll set, which every thread waits on: the listening socket (with

@@ -5,7 +5,7 @@
 // by a thread of their own, so each of libfcgi's reads returns at most one message: records,
 // headers and padding split across reads as a slow peer would split them. The writing end is
 // closed after the last message, so libfcgi meets the end of the input where it wants more,
-// rather than blocking. The tests that compare libfcgi with the screen (net/fcgi_screen.h) use
+// rather than blocking. The tests that compare libfcgi with the screen (fastcgi/fcgi_screen.h) use
 // it: a request the screen passes must be read by libfcgi whole, without an error, as the same
 // pairs, keep-connection flag and body, and to its last byte.
 #include <fcgiapp.h>

@@ -7,7 +7,7 @@
 #include "admin/history_generator.h"
 #include "admin/import_writes.h"
 #include "admin/progress.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
 
 namespace connector::admin {
 namespace {

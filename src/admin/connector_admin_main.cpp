@@ -20,7 +20,7 @@
 #include "config/config.h"
 #include "config/keys.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
 #include "util/log.h"
 
 namespace {

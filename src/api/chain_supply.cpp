@@ -1,4 +1,4 @@
-// GET /v1/ab: status, height and coin supply per chain, from the process's supply snapshot.
+// GET /v1/ab: status, height and coin supply per chain, from the process's refreshed supply.
 #include "api/endpoints.h"
 #include "api/params.h"
 #include "chain/amount.h"

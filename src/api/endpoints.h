@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "db/interfaces.h"
-#include "db/reference_cache.h"
-#include "db/supply_cache.h"
+#include "db/refreshed_reference.h"
+#include "db/refreshed_supply.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
 #include "metrics/events_board.h"
@@ -22,13 +22,14 @@ namespace connector::api {
 
 // What an endpoint may use, for as long as its thread lives: the thread's history reader,
 // deposit accounts and readiness check (db/interfaces.h, over its read and write connections)
-// and the process's shared snapshots. Nothing of a request is here (RequestContext).
+// and the process's refreshed copies (db/refreshed.h). Nothing of a request is here
+// (RequestContext).
 struct Services {
   db::HistoryReader& history;
   db::DepositAccounts& accounts;
   db::ReadinessCheck& readiness;
-  db::ReferenceCache& reference;
-  db::SupplyCache& supply;
+  db::RefreshedReference& reference;
+  db::RefreshedSupply& supply;
   // The database servers the process reads, for the operations pages (metrics::DbServers).
   std::span<const std::string> db_servers = {};
   // The event publisher's board when events are served (events_publisher set), else null.

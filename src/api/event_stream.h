@@ -26,8 +26,9 @@ inline constexpr std::uint32_t kMissedEventsPerAnswer = 100;
 void require_events(const Services& services);
 
 // require_events for an event stream, and then what it cannot serve, refused as the API's JSON
-// errors before any snapshot is asked for or anything is handed over: a request for a WebSocket
-// (an Upgrade header) is a 400, and one whose Accept does not hold "text/event-stream" a 406.
+// errors before any initial state is asked for or anything is handed over: a request for a
+// WebSocket (an Upgrade header) is a 400, and one whose Accept does not hold "text/event-stream" a
+// 406.
 void require_stream(const Services& services, const RequestContext& request);
 
 // The record a hash names; a 404 when none does.

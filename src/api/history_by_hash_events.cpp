@@ -25,7 +25,7 @@ Answer history_by_hash_events(const RequestContext& request, const Services& ser
     if (!after) {
       auto answer = event_stream(services, "record", std::move(channel));
       // Only for a subscriber nchan will hold: a HEAD is answered by the router, never held.
-      if (!request.head) services.events->request_snapshot(record.id);
+      if (!request.head) services.events->request_initial_state(record.id);
       return answer;
     }
     return resume_stream(services, request, {.history_id = record.id, .address = {}}, *after,

@@ -124,7 +124,7 @@ Value parse(const ParamSpec& spec, std::string_view value, const domain::Referen
 }  // namespace
 
 ValidParams ValidParams::check(std::span<const ParamSpec> specs, const http::QueryParams& query,
-                               const db::ReferenceCache& reference) {
+                               const db::RefreshedReference& reference) {
   for (const auto& spec : specs) {
     if (spec.required && !query.get(spec.name)) {
       throw http::missing_parameter(std::string(spec.name));

@@ -52,10 +52,10 @@ domain::SortOrder parse_order(std::string_view name, std::string_view value);
 class ValidParams {
  public:
   // Missing required parameters first (400 missing_parameter, in the table's order), then each
-  // value in the table's order (400 invalid_parameter naming it). The reference snapshot is
+  // value in the table's order (400 invalid_parameter naming it). The reference data is
   // taken once, when the table has a slug, and kept: the chains found stay valid with it.
   static ValidParams check(std::span<const ParamSpec> specs, const http::QueryParams& query,
-                           const db::ReferenceCache& reference);
+                           const db::RefreshedReference& reference);
 
   // The value of the table's parameter `name` as its kind reads it (std::uint64_t, std::uint32_t
   // for a page size, chain::Address, std::string for hashes, const domain::Chain*,
@@ -68,7 +68,7 @@ class ValidParams {
   }
   // As the client wrote it; "" when absent.
   std::string_view text(std::string_view name) const { return texts_[index(name)]; }
-  // The snapshot the slugs were found in (nullptr when the table has none).
+  // The reference data the slugs were found in (nullptr when the table has none).
   const std::shared_ptr<const domain::ReferenceData>& reference() const { return reference_; }
   // Each echoed parameter (ParamSpec::echo) as a member, in the table's order.
   void write_echo(json::JsonWriter& out) const;

@@ -1,6 +1,6 @@
 #pragma once
-// The shape networks, connects and pairs share: {"<key>": [one entry per snapshot item]},
-// served from the in-memory reference snapshot, rendered once per snapshot by each thread.
+// The shape networks, connects and pairs share: {"<key>": [one entry per item]},
+// served from the refreshed reference data, rendered once per copy by each thread.
 #include <string_view>
 #include <vector>
 

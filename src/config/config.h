@@ -59,7 +59,7 @@ struct WorkerSettings {
   // How long a FastCGI connection may take to deliver its request (and stay idle when kept
   // open, and block one write); past it the worker closes it and the thread is free again.
   unsigned fcgi_read_timeout_ms = 5000;
-  // The most bytes of FastCGI parameters one request may carry (net/fcgi_screen.h).
+  // The most bytes of FastCGI parameters one request may carry (fastcgi/fcgi_screen.h).
   unsigned fcgi_max_params_bytes = 65536;
   unsigned processes = 2;  // worker processes, each with `threads` threads
   unsigned threads = 8;
@@ -68,7 +68,7 @@ struct WorkerSettings {
   unsigned slow_request_ms = 1000;       // requests slower than this are logged as slow
   std::string access_log = "stderr";     // a file path, "stderr" or "off"
   unsigned shutdown_timeout_s = 30;      // how long stopping waits for requests in flight
-  unsigned reference_refresh_ms = 1000;  // reload of the reference and supply snapshots
+  unsigned reference_refresh_ms = 1000;  // reload of the refreshed reference and supply
   // Deposit addresses recorded per minute by all processes together; past it, a request
   // that needs a new row is a 503 (rows already recorded are still answered). 0: no cap.
   unsigned new_accounts_per_minute = 300;

@@ -10,7 +10,7 @@ namespace {
 
 using domain::HistoryRecord;
 
-// Chains and assets come from the reference snapshot when rendering: a record joins nothing.
+// Chains and assets come from the refreshed reference data when rendering: a record joins nothing.
 constexpr Column<HistoryRecord> kRecordColumns[] = {
     field<&HistoryRecord::id>("h.id"),
     field<&HistoryRecord::hash>("h.hash"),

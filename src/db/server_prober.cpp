@@ -1,6 +1,6 @@
 #include "db/server_prober.h"
 
-#include "db/snapshot_refresher.h"
+#include "db/refresher.h"
 #include "util/clock.h"
 #include "util/log.h"
 

@@ -41,7 +41,7 @@ struct HistoryRecord {
   std::uint64_t id = 0;
   std::string hash;
   std::uint64_t pair_id = 0;
-  // Chains and assets by reference: rendered from the in-memory reference snapshot, so reading
+  // Chains and assets by reference: rendered from the refreshed reference data, so reading
   // a record joins nothing.
   std::uint16_t source_chain = 0, destination_chain = 0;  // chains.id
   std::uint64_t source_asset_id = 0, destination_asset_id = 0;

@@ -1,7 +1,7 @@
 #pragma once
 // The deployment's reference data: chains, assets, connects and pairs. Changes rarely, so the
-// worker holds a snapshot in memory (db::ReferenceCache, db/reference_cache.h) and validates
-// against it.
+// worker holds a refreshed copy in memory (db::RefreshedReference, db/refreshed_reference.h)
+// and validates against it.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -113,7 +113,7 @@ void NchanClient::publish_to_record(const std::string& channel, std::string_view
   publish("/publish/record?channel=", channel, body);
 }
 
-void NchanClient::publish_snapshot(const std::string& channel, std::string_view body) {
+void NchanClient::publish_initial_state(const std::string& channel, std::string_view body) {
   publish("/publish/snapshot?channel=", channel, body);
 }
 

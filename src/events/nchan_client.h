@@ -41,8 +41,8 @@ class NchanClient {
   // otherwise (no answer, or another status).
   void publish_to_record(const std::string& channel, std::string_view body);
   // A record's state on request, to its channel, kept a minute (not an hour: any client can
-  // ask for one; events/snapshot_budget.h).
-  void publish_snapshot(const std::string& channel, std::string_view body);
+  // ask for one; events/initial_state_budget.h).
+  void publish_initial_state(const std::string& channel, std::string_view body);
   // domain::recent_channels, one message to all of them.
   void publish_to_recent(const std::vector<std::string>& channels, std::string_view body);
   // The long-poll channels of a change (domain::poll_channels), one message to all of them.

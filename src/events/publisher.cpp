@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "db/change_feed.h"
-#include "db/snapshot_refresher.h"
+#include "db/refresher.h"
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
 #include "http/server_sent_event.h"
@@ -59,7 +59,7 @@ void log_unnameable(const db::FeedChange& change) {
 }  // namespace
 
 EventPublisher::EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                               db::ReferenceCache& reference, pool::EventsBoard& board,
+                               db::RefreshedReference& reference, pool::EventsBoard& board,
                                metrics::EventsCounters& counts)
     : config_(config),
       breakers_(breakers),
@@ -123,7 +123,7 @@ bool EventPublisher::work() {
   }
   db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
   if (!board_.cursor_known.load()) resume();
-  publish_snapshots();
+  publish_initial_states();
   const bool more = publish_changes();
   counts_.last_round_unix_ms.store(util::unix_ms_now());
   return more;
@@ -151,37 +151,37 @@ void EventPublisher::resume() {
   util::log_info("the event publisher starts after change " + std::to_string(*cursor));
 }
 
-void EventPublisher::publish_snapshots() {
+void EventPublisher::publish_initial_states() {
   // What was asked for when the round began; what is asked for meanwhile, at the next round.
   // Past the budget a request is dropped before anything is read for it. When nchan cannot be
   // asked or cannot take a state (unreachable, its memory full), this round's other requests
   // are dropped too: requests for states never hold the feed's changes (publish_changes).
-  const auto ids = board_.take_snapshot_requests();
+  const auto ids = board_.take_initial_state_requests();
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (!board_.publisher.held_by(pid_)) return;
-    if (!snapshots_.take(SnapshotBudget::Clock::now())) {
-      board_.snapshot_requests_dropped.fetch_add(1);
+    if (!initial_state_budget_.take(InitialStateBudget::Clock::now())) {
+      board_.initial_state_requests_dropped.fetch_add(1);
       continue;
     }
     board_.publisher.beat(util::monotonic_ms());
     try {
-      publish_snapshot(ids[i]);
+      publish_initial_state(ids[i]);
     } catch (const PublishError&) {
       counts_.publish_failures.fetch_add(1);
-      board_.snapshot_requests_dropped.fetch_add(ids.size() - i);
+      board_.initial_state_requests_dropped.fetch_add(ids.size() - i);
       return;
     }
   }
 }
 
-void EventPublisher::publish_snapshot(std::uint64_t history_id) {
+void EventPublisher::publish_initial_state(std::uint64_t history_id) {
   const auto state = db::find_record_state(*db_, history_id);
   // A change not published yet carries this state: it goes out with the feed, in order.
   if (!state || state->seq > board_.cursor.load()) return;
   const auto channel = domain::record_channel(state->record.hash);
   if (nchan_->record_messages(channel) != 0) return;  // its newest message is its state
   if (publish(state->record, state->seq, /*whole_change=*/false)) {
-    counts_.snapshots_published.fetch_add(1);
+    counts_.initial_states_published.fetch_add(1);
   }
 }
 
@@ -244,10 +244,11 @@ bool EventPublisher::publish(const domain::HistoryRecord& record, std::uint64_t 
   const auto to_record = [&] {
     nchan_->publish_to_record(domain::record_channel(record.hash), event);
   };
-  // A state on request goes to the same channel, kept a minute (events/snapshot_budget.h).
+  // A state on request goes to the same channel, kept a minute (events/initial_state_budget.h).
   if (!whole_change) {
-    return taken(board_, counts_,
-                 [&] { nchan_->publish_snapshot(domain::record_channel(record.hash), event); });
+    return taken(board_, counts_, [&] {
+      nchan_->publish_initial_state(domain::record_channel(record.hash), event);
+    });
   }
   // A change whose record channel took it (or refused it for good) but not the rest is retried
   // from there: no subscriber gets it twice.

@@ -22,7 +22,7 @@
 // the middle of a publish, or a service killed before its round's cursor file, repeats that change
 // or round, with the same id.
 //
-// It also answers the snapshot requests of the worker threads (api/event_stream.h): a record
+// It also answers the initial-state requests of the worker threads (api/event_stream.h): a record
 // whose channel holds no message (never changed since nginx started, or expired) gets its
 // current state published there, so that a new subscriber's first event is the record. Only the
 // lease's holder publishes, checking it before each record, so such a state does not land after
@@ -37,11 +37,11 @@
 
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
 #include "domain/history.h"
 #include "events/feed_order.h"
+#include "events/initial_state_budget.h"
 #include "events/nchan_client.h"
-#include "events/snapshot_budget.h"
 #include "metrics/events_counters.h"
 #include "pool/events_board.h"
 #include "util/background_loop.h"
@@ -63,7 +63,7 @@ class EventPublisher {
   static constexpr std::chrono::seconds kPingWhileUnanswered{0};
 
   EventPublisher(const config::Config& config, db::CircuitBreakers& breakers,
-                 db::ReferenceCache& reference, pool::EventsBoard& board,
+                 db::RefreshedReference& reference, pool::EventsBoard& board,
                  metrics::EventsCounters& counts);
   ~EventPublisher();
   EventPublisher(const EventPublisher&) = delete;
@@ -79,12 +79,12 @@ class EventPublisher {
   // Returns whether a whole batch was read (more may be waiting).
   bool work();
   void resume();
-  void publish_snapshots();
+  void publish_initial_states();
   // One record's current state to its channel, unless the channel holds a message already.
-  void publish_snapshot(std::uint64_t history_id);
+  void publish_initial_state(std::uint64_t history_id);
   bool publish_changes();
   // A change to its record's channel, then to the channels of returning streams and its
-  // addresses' (whole_change), or a record's state to its record's channel only (a snapshot).
+  // addresses' (whole_change), or a record's state to its record's channel only (an initial state).
   // False when nchan refused a message of it for good (counted and passed over); throws when
   // one is worth retrying.
   bool publish(const domain::HistoryRecord& record, std::uint64_t seq, bool whole_change);
@@ -99,7 +99,7 @@ class EventPublisher {
 
   const config::Config& config_;
   db::CircuitBreakers& breakers_;
-  db::ReferenceCache& reference_;
+  db::RefreshedReference& reference_;
   pool::EventsBoard& board_;
   metrics::EventsCounters& counts_;
   const std::int32_t pid_;
@@ -107,7 +107,7 @@ class EventPublisher {
   std::unique_ptr<db::Connection> db_;  // made and used on the loop's thread only
   std::unique_ptr<NchanClient> nchan_;
   FeedOrder order_;
-  SnapshotBudget snapshots_;
+  InitialStateBudget initial_state_budget_;
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;
   std::uint64_t record_published_ = 0;  // the change last published to its record's channel

@@ -13,7 +13,7 @@ std::string_view status_message(const domain::HistoryRecord& record);
 
 // with_status_message: the by-hash answer adds status_message after status.
 // Chain and asset fields come from `data`, which must hold the record's chains and assets
-// (db::ReferenceCache::covering makes sure); a missing one throws std::logic_error (a 500).
+// (db::RefreshedReference::covering makes sure); a missing one throws std::logic_error (a 500).
 void write_history_record(JsonWriter& w, const domain::HistoryRecord& record,
                           const domain::ReferenceData& data, bool with_status_message);
 

@@ -1,6 +1,6 @@
 #pragma once
 // The event publisher's figures (src/events/publisher.h), on the scoreboard with the others; what
-// the publisher coordinates by (its lease, cursor, snapshot queue) is pool/events_board.h.
+// the publisher coordinates by (its lease, cursor, initial-state queue) is pool/events_board.h.
 #include <atomic>
 #include <cstdint>
 
@@ -8,7 +8,7 @@ namespace connector::metrics {
 
 struct EventsCounters {
   std::atomic<std::uint64_t> changes_published{0};
-  std::atomic<std::uint64_t> snapshots_published{0};
+  std::atomic<std::uint64_t> initial_states_published{0};
   std::atomic<std::uint64_t> publish_failures{0};
   // Feed positions passed over: holes that did not fill in time, changes trimmed unpublished.
   std::atomic<std::uint64_t> changes_passed_over{0};

@@ -10,8 +10,11 @@ void write_events_metrics(const pool::EventsBoard& e, const EventsCounters& c,
                           rapidjson::StringBuffer& out) {
   single(out, "connector_events_changes_published_total", "counter",
          "Changes of history published to the event channels.", c.changes_published.load());
+  // "snapshot" in these series' names, their HELP text and /status's snapshots_published: the
+  // initial states' name when they were made, kept as the monitoring's contract.
   single(out, "connector_events_snapshots_published_total", "counter",
-         "Records' current states published for a new subscriber.", c.snapshots_published.load());
+         "Records' current states published for a new subscriber.",
+         c.initial_states_published.load());
   single(out, "connector_events_publish_failures_total", "counter",
          "Publisher rounds that failed (database or nchan); the next retries.",
          c.publish_failures.load());
@@ -26,7 +29,7 @@ void write_events_metrics(const pool::EventsBoard& e, const EventsCounters& c,
          c.publishes_refused.load());
   single(out, "connector_events_snapshot_requests_dropped_total", "counter",
          "Snapshot requests dropped: every slot taken, or past the publisher's budget per second.",
-         e.snapshot_requests_dropped.load());
+         e.initial_state_requests_dropped.load());
   single(out, "connector_events_cursor", "gauge", "The last change (feed seq) published.",
          e.cursor.load());
   single(out, "connector_events_nginx_answers", "gauge",
@@ -51,7 +54,7 @@ void write_events_status(const pool::EventsBoard& e, const EventsCounters& c,
   w.Key("changes_published");
   w.Uint64(c.changes_published.load());
   w.Key("snapshots_published");
-  w.Uint64(c.snapshots_published.load());
+  w.Uint64(c.initial_states_published.load());
   w.Key("publish_failures");
   w.Uint64(c.publish_failures.load());
   w.Key("changes_passed_over");

@@ -6,9 +6,9 @@
 #include <string>
 #include <string_view>
 
+#include "fastcgi/fcgi_screen.h"
 #include "metrics/events_exposition.h"
 #include "metrics/prometheus_text.h"
-#include "net/fcgi_screen.h"
 #include "util/clock.h"
 
 namespace connector::metrics {
@@ -26,11 +26,11 @@ std::string endpoint_label(EndpointLabels labels, std::size_t endpoint) {
   return "endpoint=\"" + std::string(labels[endpoint]) + "\"";
 }
 
-static_assert(static_cast<std::size_t>(net::FcgiRejection::kDeadline) == kFcgiRejectionReasons,
+static_assert(static_cast<std::size_t>(fastcgi::FcgiRejection::kDeadline) == kFcgiRejectionReasons,
               "a counter per rejection reason");
 
 std::string_view fcgi_rejection_label(std::size_t index) {
-  return net::rejection_label(static_cast<net::FcgiRejection>(index + 1));
+  return fastcgi::rejection_label(static_cast<fastcgi::FcgiRejection>(index + 1));
 }
 
 // Every reason, zero included: an alert on a rate needs the series before the first rejection.
@@ -197,6 +197,7 @@ void write_prometheus(const Scoreboard& b, const pool::SharedState& state, Endpo
          b.db_errors.load(relaxed));
   single(out, "connector_db_reconnects_total", "counter",
          "Database connections made again after a first one.", b.db_reconnects.load(relaxed));
+  // Its HELP text keeps "snapshot", the refreshed copy's name when the series was made.
   single(out, "connector_reference_reloads_total", "counter",
          "Reloads of the in-memory reference data snapshot.", b.reference_reloads.load(relaxed));
   single(out, "connector_deposit_accounts_created_total", "counter",
@@ -237,7 +238,8 @@ void write_prometheus(const Scoreboard& b, const pool::SharedState& state, Endpo
 
 namespace {
 
-void write_snapshot_load(const SnapshotLoad& load, rapidjson::Writer<rapidjson::StringBuffer>& w) {
+void write_refreshed_load(const RefreshedLoad& load,
+                          rapidjson::Writer<rapidjson::StringBuffer>& w) {
   w.StartObject();
   w.Key("as_of_unix_ms");
   w.Int64(load.as_of_unix_ms.load());
@@ -266,10 +268,12 @@ void write_process(std::int32_t pid, const ProcessSlot& slot,
   w.Bool(slot.retiring.load(relaxed) != 0);
   w.Key("pending_requests");
   w.Uint(slot.pending_requests.load(relaxed));
+  // The members keep the name the refreshed copies had before "snapshot" meant only the
+  // database's consistent read: they are /status's contract (docs/operations.md).
   w.Key("reference_snapshot");
-  write_snapshot_load(slot.snapshots.reference, w);
+  write_refreshed_load(slot.refreshed_loads.reference, w);
   w.Key("supply_snapshot");
-  write_snapshot_load(slot.snapshots.supply, w);
+  write_refreshed_load(slot.refreshed_loads.supply, w);
   w.EndObject();
 }
 

@@ -23,18 +23,18 @@ inline constexpr std::array<int, 9> kStatusCodes = {200, 304, 400, 404, 405, 414
 inline constexpr std::array<std::uint64_t, 12> kLatencyBucketsUs = {
     500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000};
 
-// The reasons of net::FcgiRejection after kNone: malformed, too large, management, deadline.
+// The reasons of fastcgi::FcgiRejection after kNone: malformed, too large, management, deadline.
 inline constexpr std::size_t kFcgiRejectionReasons = 4;
 
 inline constexpr std::size_t kMaxProcessSlots = 128;  // processes x 2 during a reload
 
-// When a process's snapshot (db/snapshot.h) was last loaded (0: never): as_of when the load
-// began (every row committed before it is in the snapshot), loaded when it was stored (its age,
+// When a process's refreshed copy (db/refreshed.h) was last loaded (0: never): as_of when the
+// load began (every row committed before it is in the copy), loaded when it was stored (its age,
 // and so when it stops being served, counts from there), in unix milliseconds and on
 // CLOCK_MONOTONIC, the clock the age is counted on (the same for every process of the host).
 // /status shows them so that an operator, or a test, can tell what a process serves from memory
 // without guessing from its own clock.
-struct SnapshotLoad {
+struct RefreshedLoad {
   std::atomic<std::int64_t> as_of_unix_ms{0};
   std::atomic<std::int64_t> loaded_unix_ms{0};
   std::atomic<std::int64_t> loaded_monotonic_ns{0};
@@ -46,9 +46,9 @@ struct SnapshotLoad {
   }
 };
 
-struct SnapshotLoads {
-  SnapshotLoad reference;  // networks, connects, pairs
-  SnapshotLoad supply;     // the chains' status and supply (/v1/ab)
+struct RefreshedLoads {
+  RefreshedLoad reference;  // networks, connects, pairs
+  RefreshedLoad supply;     // the chains' status and supply (/v1/ab)
 
   void clear() {
     reference.clear();
@@ -75,7 +75,7 @@ struct ProcessSlot {
   // none within a second: the master feeds systemd's watchdog only while every serving process
   // beats (fcgi/master.h).
   std::atomic<std::int64_t> heartbeat_ms{0};
-  SnapshotLoads snapshots;
+  RefreshedLoads refreshed_loads;
 };
 
 struct Scoreboard {
@@ -93,7 +93,7 @@ struct Scoreboard {
   std::atomic<std::uint64_t> deposit_accounts_created{0};  // rows this worker inserted
   std::atomic<std::uint64_t> deposit_accounts_refused{0};  // new rows refused by the cap
   // FastCGI requests closed before libfcgi read them (fcgi/request_screen.h), by reason:
-  // index net::FcgiRejection - 1.
+  // index fastcgi::FcgiRejection - 1.
   std::array<std::atomic<std::uint64_t>, kFcgiRejectionReasons> fcgi_rejected{};
   // Worker processes the master killed: retiring ones that did not end within
   // shutdown_timeout_s.

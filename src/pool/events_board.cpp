@@ -4,24 +4,24 @@
 
 namespace connector::pool {
 
-bool EventsBoard::request_snapshot(std::uint64_t history_id) {
+bool EventsBoard::request_initial_state(std::uint64_t history_id) {
   const std::uint64_t wanted = history_id + 1;
   // Asked for already and not taken yet: nothing to add.
-  if (std::any_of(snapshot_requests_.begin(), snapshot_requests_.end(),
+  if (std::any_of(initial_state_requests_.begin(), initial_state_requests_.end(),
                   [wanted](const auto& slot) { return slot.load() == wanted; })) {
     return true;
   }
-  for (auto& slot : snapshot_requests_) {
+  for (auto& slot : initial_state_requests_) {
     std::uint64_t free = 0;
     if (slot.compare_exchange_strong(free, wanted)) return true;
   }
-  snapshot_requests_dropped.fetch_add(1);
+  initial_state_requests_dropped.fetch_add(1);
   return false;
 }
 
-std::vector<std::uint64_t> EventsBoard::take_snapshot_requests() {
+std::vector<std::uint64_t> EventsBoard::take_initial_state_requests() {
   std::vector<std::uint64_t> ids;
-  for (auto& slot : snapshot_requests_) {
+  for (auto& slot : initial_state_requests_) {
     const std::uint64_t taken = slot.exchange(0);
     if (taken != 0) ids.push_back(taken - 1);
   }

@@ -14,7 +14,7 @@ namespace connector::pool {
 
 // Records waiting for their first event at once: after an nginx restart every record stream
 // reconnects; the publisher empties the slots as it serves them, so more wait their turn.
-inline constexpr std::size_t kSnapshotRequestSlots = 256;
+inline constexpr std::size_t kInitialStateSlots = 256;
 
 struct EventsBoard {
   Lease publisher;
@@ -28,10 +28,10 @@ struct EventsBoard {
   // worker tells it to come back shortly instead (api/event_stream.h, resume_stream).
   std::atomic<std::uint64_t> settled_cursor{0};
   static constexpr std::int64_t kRecentKeptMs = 3000;
-  // Every slot taken (below), or past the publisher's budget (events/snapshot_budget.h): the
-  // queue's own count, kept with it since request_snapshot() counts it (the publisher's other
+  // Every slot taken (below), or past the publisher's budget (events/initial_state_budget.h): the
+  // queue's own count, kept with it since request_initial_state() counts it (the publisher's other
   // figures: metrics::EventsCounters).
-  std::atomic<std::uint64_t> snapshot_requests_dropped{0};
+  std::atomic<std::uint64_t> initial_state_requests_dropped{0};
   // Until when (util::monotonic_ms) nchan is taken to be full: set by the publisher at each
   // message nchan refuses for good. nchan answers a subscriber it has no room for with an empty
   // 507 after its headers (no error page can make it the API's JSON, and a 507 ends a browser's
@@ -48,13 +48,13 @@ struct EventsBoard {
 
   // A subscriber waits for this record's current state (history.id); false, and counted, when
   // every slot is taken (the subscriber then gets the record at its next change).
-  bool request_snapshot(std::uint64_t history_id);
+  bool request_initial_state(std::uint64_t history_id);
   // The publisher: the ids asked for since its last call, each slot freed.
-  std::vector<std::uint64_t> take_snapshot_requests();
+  std::vector<std::uint64_t> take_initial_state_requests();
 
  private:
   // history.id + 1 of a record asked for; 0: a free slot.
-  std::array<std::atomic<std::uint64_t>, kSnapshotRequestSlots> snapshot_requests_{};
+  std::array<std::atomic<std::uint64_t>, kInitialStateSlots> initial_state_requests_{};
 };
 
 }  // namespace connector::pool

@@ -1,7 +1,7 @@
 #pragma once
 // What the worker's processes coordinate by, apart from what they count (metrics/scoreboard.h):
 // the leases of the tasks one process does for the pool, each database server's rotation and
-// readings, and the event publisher's cursor and snapshot queue. A plain struct of lock-free
+// readings, and the event publisher's cursor and initial-state queue. A plain struct of lock-free
 // (address-free) atomics in one anonymous shared mapping made by the master before it forks,
 // so every process sees the same state; nothing here allocates.
 #include <array>

@@ -1,6 +1,6 @@
 #pragma once
 // A thread of a worker process that runs one round of work, waits, and runs the next, until
-// stopped: the snapshot refresher, the server prober, the lag monitor, the events publisher. A
+// stopped: the refresher, the server prober, the lag monitor, the events publisher. A
 // stop wakes it at once.
 #include <chrono>
 #include <condition_variable>

@@ -1,4 +1,4 @@
-// Fuzzes the screen against libfcgi itself (net/fcgi_screen.h, tests/libfcgi_reading.h): every
+// Fuzzes the screen against libfcgi itself (fastcgi/fcgi_screen.h, tests/libfcgi_reading.h): every
 // input the screen passes is read by libfcgi 2.4 as the worker reads it, in messages of a size
 // taken from the input, and libfcgi must accept it, read it to its last byte without an error,
 // and find the same name-value pairs (names and values, in order), keep-connection flag and
@@ -11,16 +11,16 @@
 #include <string_view>
 #include <vector>
 
+#include "fastcgi/fcgi_screen.h"
 #include "fuzz_check.h"
 #include "libfcgi_reading.h"
-#include "net/fcgi_screen.h"
 
 namespace {
 
-using connector::net::FcgiLimits;
-using connector::net::FcgiVerdict;
-using connector::net::PairSink;
-using connector::net::screen_fcgi_request;
+using connector::fastcgi::FcgiLimits;
+using connector::fastcgi::FcgiVerdict;
+using connector::fastcgi::PairSink;
+using connector::fastcgi::screen_fcgi_request;
 
 constexpr FcgiLimits kLimits{.max_params_bytes = 12288, .max_stdin_bytes = 64};
 

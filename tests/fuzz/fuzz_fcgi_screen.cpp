@@ -1,4 +1,4 @@
-// Fuzzes src/net/fcgi_screen.h: the screen in front of libfcgi, on any bytes, with small bounds
+// Fuzzes src/fastcgi/fcgi_screen.h: the screen in front of libfcgi, on any bytes, with small bounds
 // (so that the fuzzer reaches them). Invariants: a request it passes lies within the input and
 // the bound, and is passed again, with the same length, when screened alone (the bytes after it
 // play no part); every strict prefix of a passed request is incomplete, never rejected; and a
@@ -8,15 +8,15 @@
 #include <span>
 #include <vector>
 
+#include "fastcgi/fcgi_screen.h"
 #include "fuzz_check.h"
-#include "net/fcgi_screen.h"
 
 namespace {
 
-using connector::net::FcgiLimits;
-using connector::net::FcgiVerdict;
-using connector::net::max_request_bytes;
-using connector::net::screen_fcgi_request;
+using connector::fastcgi::FcgiLimits;
+using connector::fastcgi::FcgiVerdict;
+using connector::fastcgi::max_request_bytes;
+using connector::fastcgi::screen_fcgi_request;
 
 constexpr FcgiLimits kLimits{.max_params_bytes = 512, .max_stdin_bytes = 64};
 

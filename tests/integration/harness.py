@@ -22,8 +22,8 @@ Options for the database side (all off by default, which is the plain stack abov
 Stack's parts live in modules of their own, and everything tests import comes from here
 (__all__): harness_base.py (paths, accounts, endpoint descriptions, running a command),
 stack_db.py (the MariaDB servers, SQL, table locks), stack_worker.py (the worker, its /status and
-snapshots, its processes), stack_http.py (requests through nginx, nginx's logs and cache, client
-addresses), waits.py (wait_for, await_true, hang).
+refreshed copies, its processes), stack_http.py (requests through nginx, nginx's logs and cache,
+client addresses), waits.py (wait_for, await_true, hang).
 
 Binaries come from $CONNECTOR_BUILD_DIR (default: <repo>/build); ctest sets it to the build tree
 that registered the test, so build-asan/ runs the sanitized worker. Python 3 standard library only.

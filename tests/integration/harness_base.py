@@ -66,7 +66,7 @@ MARIADB_INIT_CACHE = f"/tmp/connector-tests-mariadb-init-{os.getuid()}"
 # stopping then takes longer (each process checks its memory on the way out).
 WORKER_WRAPPER = shlex.split(os.environ.get("CONNECTOR_WORKER_WRAPPER", ""))
 WORKER_STOP_TIMEOUT = 120 if WORKER_WRAPPER else 10
-WORKER_START_TIMEOUT = 120 if WORKER_WRAPPER else 30  # to serving, snapshots loaded
+WORKER_START_TIMEOUT = 120 if WORKER_WRAPPER else 30  # to serving, refreshed copies loaded
 
 SANITIZER_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
                      "SUMMARY: UndefinedBehaviorSanitizer")

@@ -1,5 +1,5 @@
 """Stack's connector-worker (StackWorker, a part of Stack): started and stopped, its /status,
-its processes' snapshots, its configuration rewritten, its processes and their resources.
+its processes' refreshed copies, its configuration rewritten, its processes and their resources.
 Python 3 standard library only."""
 
 import json
@@ -22,8 +22,8 @@ class StackWorker:
 
     def start_worker(self, timeout=WORKER_START_TIMEOUT, wait_loaded=True):
         """Starts connector-worker and waits until its socket accepts connections and (with
-        wait_loaded) until every process has loaded its snapshots (wait_snapshots()), so a test
-        that changes the database next changes it under snapshots that are already loaded.
+        wait_loaded) until every process has loaded its refreshed copies (wait_refreshed()), so a
+        test that changes the database next changes it under copies that are already loaded.
         Pass wait_loaded=False when the database cannot be reached."""
         if self.fcgi_socket.exists():
             self.fcgi_socket.unlink()
@@ -51,7 +51,7 @@ class StackWorker:
             raise StackError(f"connector-worker not listening on {self.fcgi_socket} after "
                              f"{timeout} s:\n{_tail(self.worker_log)}")
         if wait_loaded:
-            self.wait_snapshots(timeout=max(0.0, deadline - time.monotonic()))
+            self.wait_refreshed(timeout=max(0.0, deadline - time.monotonic()))
 
     def wait_events_ready(self):
         """Until the publisher runs (its cursor known) and the events nginx answers it: the
@@ -86,17 +86,17 @@ class StackWorker:
             time.sleep(0.05)
 
     def supply_expiries(self):
-        """When each worker process's supply snapshot (/v1/ab) stops being served, on
-        time.monotonic(): its load time from /status plus its maximum age (db/supply_cache.h:
+        """When each worker process's refreshed supply (/v1/ab) stops being served, on
+        time.monotonic(): its load time from /status plus its maximum age (db/refreshed_supply.h:
         two reference_refresh_ms intervals, the interval at least 50 ms, the age at least 1 s)."""
         interval_ms = max(int(self.settings.get("reference_refresh_ms", 1000)), 50)
         max_age_s = max(2 * interval_ms, 1000) / 1000
         return [p["supply_snapshot"]["loaded_monotonic_ns"] / 1e9 + max_age_s
                 for p in self.worker_status()["process_list"]]
 
-    def wait_snapshots(self, after_unix_ms=0, timeout=WORKER_START_TIMEOUT):
+    def wait_refreshed(self, after_unix_ms=0, timeout=WORKER_START_TIMEOUT):
         """Waits until every worker process (the configured number, none retiring) serves
-        reference data and supply snapshots whose load began after after_unix_ms (0: any load),
+        reference data and supply copies whose load began after after_unix_ms (0: any load),
         as the processes state it in /status; returns their process_list entries. Raises
         StackError after `timeout` seconds with what they showed."""
         deadline = time.monotonic() + timeout
@@ -116,7 +116,7 @@ class StackWorker:
                 raise StackError(f"connector-worker exited with {self.worker.returncode}:\n"
                                  f"{_tail(self.worker_log)}")
             if time.monotonic() >= deadline:
-                raise StackError(f"the worker's processes did not load snapshots newer than "
+                raise StackError(f"the worker's processes did not load refreshed copies newer than "
                                  f"{after_unix_ms} within {timeout} s; /status: {shown}\n"
                                  f"{_tail(self.worker_log)}")
             time.sleep(0.05)

@@ -128,8 +128,8 @@ class Account(unittest.TestCase):
         self.assertEqual(r.status, 503)
         self.assertEqual(r.headers["Retry-After"], "1")
         # As a client following Retry-After would: the service answers again, unrestarted, once
-        # every process has reached the database again (each has reloaded its snapshots).
-        stack.wait_snapshots(after_unix_ms=restarted_ms)
+        # every process has reached the database again (each has reloaded its refreshed copies).
+        stack.wait_refreshed(after_unix_ms=restarted_ms)
         self.assertEqual(stack.get("/v1/networks").status, 200)
         self.assertEqual(account(recipient_address="0x" + "34" * 20,
                                  recipient_blockchain="unitiot",

@@ -1,4 +1,4 @@
-"""The database boundary (db/connection.h, db/history_statements.h, db/snapshot_refresher.h,
+"""The database boundary (db/connection.h, db/history_statements.h, db/refresher.h,
 db/deposit_account_writes.h), against a real MariaDB:
 
 * Bounded statements: every combination of the history filters (2047 of eleven), in both
@@ -15,8 +15,8 @@ db/deposit_account_writes.h), against a real MariaDB:
   (2.5 s), one from memory milliseconds; the maximum is bounded well under
   the first, not at what a quiet machine achieves (docs/reliability.md has those figures).
 * Account writes proven recorded: a deposit address recorded for another recipient, and an
-  insert the database refuses (a chain gone from the database but still in the snapshot), are
-  each a 503, never the address. chains.chain_id is unique.
+  insert the database refuses (a chain gone from the database but still in the worker's
+  memory), are each a 503, never the address. chains.chain_id is unique.
 
 With CONNECTOR_FAULTS_REPORT=<file>, the SIGSTOP scenario adds its figures to that JSON file
 (scripts/faults turns it into docs/reliability.md's table)."""
@@ -219,11 +219,11 @@ class AccountWrites(unittest.TestCase):
         self.assert_unavailable(self.account(recipient, "unitiot", "unitcore"))
 
     def test_an_insert_the_database_refuses_is_503(self):
-        """A deposit chain that is still in the worker's snapshot but no longer in the database:
-        the insert fails its foreign key (INSERT IGNORE answered 200 with nothing recorded).
-        A stack of its own whose snapshot is loaded once, at start (refresh interval 1 h): the
-        test deletes the chain only once every process states (in /status) a snapshot loaded
-        after the chain was inserted."""
+        """A deposit chain that is still in the worker's reference data but no longer in the
+        database: the insert fails its foreign key (INSERT IGNORE answered 200 with nothing
+        recorded). A stack of its own whose reference data is loaded once, at start (refresh
+        interval 1 h): the test deletes the chain only once every process states (in /status) a
+        copy loaded after the chain was inserted."""
         with Stack(fixture=fixture.path, threads=2, nginx_cache=False,  # as the module's stack
                    config={"reference_refresh_ms": 3600000}) as s:
             s.sql("INSERT INTO chains (slug, network, chain_id, base_chain, deposit_factory, "
@@ -235,8 +235,8 @@ class AccountWrites(unittest.TestCase):
             inserted_by_ms = time.time() * 1000
             s.stop_worker()
             s.start_worker(wait_loaded=False)
-            # Every process's snapshot holds the new chain: its load began after the insert.
-            s.wait_snapshots(after_unix_ms=inserted_by_ms)
+            # Every process's reference data holds the new chain: its load began after the insert.
+            s.wait_refreshed(after_unix_ms=inserted_by_ms)
             s.sql("DELETE FROM connects WHERE chain_b = (SELECT id FROM chains WHERE slug = "
                   "'unitiottestnet'); DELETE FROM chains WHERE slug = 'unitiottestnet'")
             r = s.get("/v1/account?" + urlencode({

@@ -33,7 +33,7 @@ class DatabaseRestart(unittest.TestCase):
         self.assertTrue(all(b == before[0] for b in before))
 
         stack.stop_mariadb()
-        # /v1/ab is served from memory until every process's supply snapshot is too old.
+        # /v1/ab is served from memory until every process's refreshed supply is too old.
         expired = max(stack.supply_expiries())
         while time.monotonic() <= expired:
             time.sleep(0.05)
@@ -46,17 +46,17 @@ class DatabaseRestart(unittest.TestCase):
                 self.assertEqual(r.headers["Cache-Control"], "no-store")
                 self.assertEqual(r.json()["error"]["code"], "unavailable")
                 self.assertEqual(r.json()["error"]["request_id"], r.headers["X-Request-Id"])
-        # Reference data keeps being served from the worker's snapshot.
+        # Reference data keeps being served from the worker's memory.
         self.assertEqual(stack.get("/v1/networks").status, 200)
 
         stack.start_mariadb()
-        # Every process has reached the database again once each has reloaded its snapshots
-        # (its refresher shares the circuit breaker its request threads use).
-        stack.wait_snapshots(after_unix_ms=time.time() * 1000)
+        # Every process has reached the database again once each has reloaded its refreshed
+        # copies (its refresher shares the circuit breaker its request threads use).
+        stack.wait_refreshed(after_unix_ms=time.time() * 1000)
         after = [stack.get("/v1/history?page_size=5") for _ in range(12)]
         self.assertEqual([r.status for r in after], [200] * 12)
         self.assertEqual(after[-1].json(), before[0])
-        self.assertEqual(stack.get("/v1/ab").status, 200)  # the reloaded supply snapshot
+        self.assertEqual(stack.get("/v1/ab").status, 200)  # the reloaded supply
         self.assertEqual(stack.worker.pid, pid)
         self.assertIsNone(stack.worker.poll())
 
@@ -71,11 +71,11 @@ class DatabaseRestart(unittest.TestCase):
 
 
 class SupplyDuringAnOutage(unittest.TestCase):
-    """/v1/ab comes from the worker's supply snapshot: while the database hangs it is served
+    """/v1/ab comes from the worker's refreshed supply: while the database hangs it is served
     until it is two reload intervals old, then the answer is the 503. The test reads when each
-    process stored its last snapshot from /status (loaded_monotonic_ns, on the clock the worker
+    process stored its last supply from /status (loaded_monotonic_ns, on the clock the worker
     counts the age on and time.monotonic() reads), so it asserts only what it can observe: an
-    answer received before every process's snapshot expired is the 200, one sent after the
+    answer received before every process's supply expired is the 200, one sent after the
     last expired is the 503; the moments in between, when only some processes still serve it,
     are not asserted."""
 
@@ -104,7 +104,7 @@ class SupplyDuringAnOutage(unittest.TestCase):
                 os.kill(mariadb, signal.SIGCONT)
             young = [r for _, received, r in answers if received < min(expiries)]
             old = [r for sent, _, r in answers if sent >= max(expiries)]
-            self.assertTrue(young, "no answer before the snapshots expired")
+            self.assertTrue(young, "no answer before the supply expired")
             self.assertTrue(old)
             for r in young:
                 self.assertEqual((r.status, r.body), (200, first.body))

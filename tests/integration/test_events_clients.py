@@ -81,7 +81,7 @@ class Validation(unittest.TestCase):
         finally:
             subscriber.close()
 
-    def test_what_nchan_would_refuse_is_a_json_error_and_publishes_no_snapshot(self):
+    def test_what_nchan_would_refuse_is_a_json_error_and_publishes_no_initial_state(self):
         """nchan answers a stream without text/event-stream in Accept, or with a WebSocket's
         Upgrade, with a bare 403, and answers no HEAD at all: the worker answers them first,
         and asks the publisher for no record's state for them."""
@@ -91,7 +91,7 @@ class Validation(unittest.TestCase):
         record_hash = row[0][1]
         targets = (f"/v1/history/hash/events?hash={record_hash}",
                    f"/v1/history/events?address=0x{'a' * 40}")
-        snapshots = stack.worker_status()["events"]["snapshots_published"]
+        initial_states = stack.worker_status()["events"]["snapshots_published"]
         cases = [({"Accept": None}, 406, "not_acceptable", "Accept"),
                  ({"Accept": "application/json"}, 406, "not_acceptable", "Accept"),
                  ({"Accept": "TEXT/EVENT-STREAM"}, 406, "not_acceptable", "Accept"),
@@ -119,13 +119,13 @@ class Validation(unittest.TestCase):
         asked = int(time.time() * 1000)
         await_true(lambda: stack.worker_status()["events"]["last_round_unix_ms"] > asked + 200,
                    what="a publisher round")
-        self.assertEqual(stack.worker_status()["events"]["snapshots_published"], snapshots)
+        self.assertEqual(stack.worker_status()["events"]["snapshots_published"], initial_states)
         # The stream nchan holds gets the record first, published for it.
         subscriber = Subscriber(targets[0])
         try:
             self.assertEqual(subscriber.wait_events(1)[0][1], by_hash(record_hash))
             self.assertEqual(stack.worker_status()["events"]["snapshots_published"],
-                             snapshots + 1)
+                             initial_states + 1)
         finally:
             subscriber.close()
 

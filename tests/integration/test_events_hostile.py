@@ -144,7 +144,7 @@ class HeldConnectionCap(unittest.TestCase):
     def events(self):
         return self.stack.worker_status()["events"]
 
-    def snapshots_published(self):
+    def initial_states_published(self):
         return self.events()["snapshots_published"]
 
     def polls_answered(self):
@@ -157,7 +157,7 @@ class HeldConnectionCap(unittest.TestCase):
     def test_streams_past_the_cap_are_429s_and_the_api_answers(self):
         stack = self.stack
         record_hash = a_record_hash(stack)
-        published = self.snapshots_published()
+        published = self.initial_states_published()
         held, refused = [], []
         try:
             # 120 streams from six clients (20 each: each client's own limit).
@@ -175,7 +175,7 @@ class HeldConnectionCap(unittest.TestCase):
                              {(429, "rate_limited", "Too many open streams and polls, from this "
                                "address or on this server; retry shortly.", True)})
             # One record's state was published, for the first of the held streams.
-            await_true(lambda: self.snapshots_published() == published + 1,
+            await_true(lambda: self.initial_states_published() == published + 1,
                        what="the record's state")
             # A refused stream makes the publisher send nothing: no state of another record,
             # seen after a round of the publisher that began after the refusal.
@@ -186,7 +186,7 @@ class HeldConnectionCap(unittest.TestCase):
             refused_at = time.time() * 1000
             await_true(lambda: self.events()["last_round_unix_ms"] > refused_at + 500,
                        what="a round of the publisher after the refusal")
-            self.assertEqual(self.snapshots_published(), published + 1)
+            self.assertEqual(self.initial_states_published(), published + 1)
             self.assert_api_answers()
         finally:
             for sock in held:

@@ -7,7 +7,7 @@ single response was.
   replacement within 1 s (that is the master's contract, no back-off for a process that lived
   longer than a second).
 * MariaDB stopped for 10 s: while it is down, every answer is either the worker's JSON 503 with
-  Retry-After, or a 200: reference data from the worker's snapshot, ab from its supply snapshot
+  Retry-After, or a 200: reference data from the worker's memory, ab from its refreshed supply
   for 2 s at most, and for the endpoints nginx caches (nginx's cache is on here) the stale copy. After it is back every endpoint answers
   200 again, with the same worker processes and no more database sessions than the pool's.
 * a slow database (a test session holds LOCK TABLES history WRITE; nothing of this is in the
@@ -39,7 +39,7 @@ BUDGET_MS = 3000  # the shipped default
 LOCK_WAIT_S = -(-BUDGET_MS // 1000)  # lock waits count whole seconds (db/session_timeouts.h)
 MARGIN_S = 1.5
 LOCK_SECONDS = 10
-REFERENCE = {"/v1/networks", "/v1/connects", "/v1/pairs"}  # answered from the worker's snapshot
+REFERENCE = {"/v1/networks", "/v1/connects", "/v1/pairs"}  # answered from the worker's memory
 HISTORY = {"/v1/history", "/v1/history/hash"}
 
 
@@ -192,7 +192,7 @@ class Faults(unittest.TestCase):
                         "X-Cache-Status") == "HIT", 30, step=0.1), target.path)
             s.stop_mariadb()
             down_from = time.monotonic()
-            # The worker serves /v1/ab from memory until its supply snapshots are too old.
+            # The worker serves /v1/ab from memory until its refreshed supply is too old.
             supply_expired = max(s.supply_expiries())
             time.sleep(10)
             down_until = time.monotonic()
@@ -202,10 +202,10 @@ class Faults(unittest.TestCase):
                               and s.get(f"/v1/ab?lc={time.monotonic()}").status == 200,
                               30, step=0.1)
             # Every process has reached the database again once each has reloaded its
-            # snapshots (its refresher shares the circuit breaker its request threads use); a
+            # refreshed copies (its refresher shares the circuit breaker its request threads use); a
             # thread that failed to connect just before the restart waits 200 ms more
             # (kReconnectPause), long past by then.
-            s.wait_snapshots(after_unix_ms=restarted_ms)
+            s.wait_refreshed(after_unix_ms=restarted_ms)
             recovered = time.monotonic() + 0.2
             time.sleep(3)
         self.assertIsNotNone(back, "no recovery within 30 s of the restart")
@@ -217,7 +217,7 @@ class Faults(unittest.TestCase):
                                "restart: the first requests of each thread)"},
             down_s=round(down_until - down_from, 1),
             answered_while_down=len(while_down),
-            ok_while_down_from_cache_or_snapshot=sum(r.ok for r in while_down),
+            ok_while_down_from_cache_or_memory=sum(r.ok for r in while_down),
             first_200_after_restart_s=round(back - down_until, 1),
             worker_processes_unchanged=s.worker_pids() == pids)
         self.assertEqual(unexpected, [])
@@ -226,7 +226,7 @@ class Faults(unittest.TestCase):
             if r.endpoint in REFERENCE:
                 self.assertTrue(r.ok, r)
             elif r.endpoint == "/v1/ab" and r.started < supply_expired:
-                # The worker still answers from its supply snapshot (nginx's refreshes of its
+                # The worker still answers from its refreshed supply (nginx's refreshes of its
                 # copy too), or has just stopped.
                 self.assertTrue(r.ok or ("lc=" in r.target and is_unavailable(r)), r)
             elif r.endpoint == "/v1/account" or "lc=" in r.target:
@@ -238,7 +238,7 @@ class Faults(unittest.TestCase):
         self.assertGreater(len(after), 100)
         self.assertEqual([r for r in after if not r.ok], [])
         # No worker restarted, and no database session leaked: at most a reader and a writer
-        # per thread and the snapshot refresher's per process, and as many after more load.
+        # per thread and the refresher's per process, and as many after more load.
         self.assertEqual(s.worker_pids(), pids)
         self.assertEqual(self.status()["process_crashes"], crashes)
         sessions = s.db_connections()

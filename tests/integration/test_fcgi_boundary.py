@@ -1,4 +1,4 @@
-"""The FastCGI boundary as an attacker on the worker's socket meets it (net/fcgi_screen.h,
+"""The FastCGI boundary as an attacker on the worker's socket meets it (fastcgi/fcgi_screen.h,
 fcgi/request_screen.h): while load runs through nginx, each hostile input is closed before
 libfcgi reads it, counted by reason in /status (fcgi_rejected), and kills nothing:
 

@@ -44,9 +44,9 @@ def make_statistics_stale():
     assert stack.sql("SELECT n_rows FROM mysql.innodb_table_stats WHERE database_name = "
                      "'connector' AND table_name = 'history'") == [["0"]]
     assert stack.sql("SELECT COUNT(*) FROM history") == rows
-    # The worker reconnects by itself: every process has once each has reloaded its snapshots
-    # (its refresher shares the circuit breaker its request threads use).
-    stack.wait_snapshots(after_unix_ms=restarted_ms)
+    # The worker reconnects by itself: every process has once each has reloaded its refreshed
+    # copies (its refresher shares the circuit breaker its request threads use).
+    stack.wait_refreshed(after_unix_ms=restarted_ms)
 
 
 def tearDownModule():

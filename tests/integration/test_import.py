@@ -63,7 +63,7 @@ def reference_reloads():
 
 class Import(unittest.TestCase):
     def test_every_thread_answers_a_reference_change_once_reloaded(self):
-        """Each worker thread renders a reference list once per snapshot and reuses it: once
+        """Each worker thread renders a reference list once per refreshed copy and reuses it: once
         the refresher has loaded a change, no thread may answer its older rendering."""
         def disabled(requests=40):  # 40 requests over the stack's threads
             return {json.loads(stack.get("/v1/pairs").body)["pairs"][0]["b2a_disabled"]
@@ -74,7 +74,7 @@ class Import(unittest.TestCase):
         stack.sql("UPDATE pairs SET b2a_disabled = NOT b2a_disabled ORDER BY id LIMIT 1")
         reloads = reference_reloads()
         try:
-            stack.wait_snapshots(after_unix_ms=time.time() * 1000)  # every process reloaded
+            stack.wait_refreshed(after_unix_ms=time.time() * 1000)  # every process reloaded
             self.assertEqual(disabled(), {not before.pop()})
             self.assertGreaterEqual(reference_reloads(), reloads + 2)  # one per process at least
         finally:

@@ -466,7 +466,7 @@ class Caching(unittest.TestCase):
             seen = poll(target, lambda r: r.headers["X-Cache-Status"] == "HIT"
                         and fresh_marker.encode() in r.body, 30)
             self.assertEqual({r.status for r in seen}, {200}, target)
-            # REVALIDATED: a refresh the worker answered 304 (the supply snapshot not yet
+            # REVALIDATED: a refresh the worker answered 304 (the refreshed supply not yet
             # reloaded with the update).
             self.assertLessEqual({r.headers["X-Cache-Status"] for r in seen},
                                  {"STALE", "UPDATING", "EXPIRED", "REVALIDATED", "HIT"}, target)

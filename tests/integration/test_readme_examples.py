@@ -19,7 +19,7 @@ REQUEST_ID = re.compile(r'("request_id":"|X-Request-Id: )[0-9a-f]{32}')
 
 def setUpModule():
     global stack
-    stack = Stack(config={"processes": 1})  # one snapshot to wait for below
+    stack = Stack(config={"processes": 1})  # one process's reference data to wait for below
     sample = stack.admin("sample", "--history", 3000)
     assert sample.returncode == 0, sample.stderr
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
@@ -29,7 +29,7 @@ def setUpModule():
         assert result.returncode == 0, result.stderr
     finally:
         Path(f.name).unlink()
-    # The worker's snapshot was loaded before the import: its next reload shows the chains.
+    # The worker's reference data was loaded before the import: its next reload shows the chains.
     # Asked with an unknown parameter, which nginx answers but never stores: the examples'
     # own requests find no early (empty) answer in the cache.
     assert wait_for(lambda: b"unitcore" in stack.get("/v1/networks?ready=1").body, 10)

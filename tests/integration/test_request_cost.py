@@ -8,10 +8,11 @@ at its floor"):
 * a page of 20 records (/v1/history?page_size=20): one statement, the total in it.
 
 System calls: `strace -c` attached to the pool's threads (named "pool"), so the background
-threads (snapshots, lag monitor, publisher, prober, pending requests) are not counted. The
-floor of this design for an answer held in memory is 5: the wake-up (epoll_wait), the screen's
-look at the request (recv MSG_PEEK), libfcgi's read, the answer in one writev, and the kept
-connection armed again (epoll_ctl). A statement adds its round trip to MariaDB.
+threads (the refresher's, named "snapshots", lag monitor, publisher, prober, pending requests)
+are not counted. The floor of this design for an answer held in memory is 5: the wake-up
+(epoll_wait), the screen's look at the request (recv MSG_PEEK), libfcgi's read, the answer in
+one writev, and the kept connection armed again (epoll_ctl). A statement adds its round trip to
+MariaDB.
 
 Allocations: calls of libc's malloc, calloc and realloc (operator new's included), counted by
 perf with uprobes on the libc the worker has mapped (`perf probe`: added for this run, removed
@@ -95,7 +96,7 @@ def answer_many(path, count):
 def counted(tool, path):
     """Runs `tool` (a command attached to the pool's threads, which stops on SIGINT and writes
     its report to its -o file) over REQUESTS answers of `path`; the report's text."""
-    answer_many(path, 20)  # warm: snapshots, prepared statements, the kept connection
+    answer_many(path, 20)  # warm: the refreshed copies, prepared statements, the kept connection
     report = Path(stack.dir) / "cost-report.txt"
     report.unlink(missing_ok=True)
     attached = subprocess.Popen([*tool, "-o", str(report)], stdin=subprocess.DEVNULL,

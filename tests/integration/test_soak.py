@@ -11,7 +11,7 @@ the same at the end (none crashed or was replaced); their file descriptors, coun
 are as many at the end as at the start; and their resident memory grew by at most
 max(RSS_GROWTH_FRACTION of the start, RSS_GROWTH_KB). Both are measured after a warm-up at the
 same load, so that every thread has its database connection, its prepared statements, its
-malloc arena and the reference snapshot; what a healthy worker still does after that is small
+malloc arena and the reference data rendered; what a healthy worker still does after that is small
 allocator and page-cache noise, not growth with the number of requests (a leak of even 100
 bytes a request would be megabytes here).
 
@@ -39,7 +39,7 @@ RSS_GROWTH_KB = 4096
 PROCESSES, THREADS = 2, 8  # the shipped defaults
 
 
-def snapshot(stack):
+def resources(stack):
     """{pid: (rss kB, open fds)} of the worker's master and processes."""
     return {pid: (stack.process_status(pid, "VmRSS"), stack.open_fds(pid))
             for pid in stack.worker_pids()}
@@ -57,7 +57,7 @@ def idle_fds(stack, expected, seconds=5):
     `expected`, for nginx closes its side of a finished FastCGI connection asynchronously."""
     deadline = time.monotonic() + seconds
     while True:
-        shot = snapshot(stack)
+        shot = resources(stack)
         if {pid: fds for pid, (_, fds) in shot.items()} == expected or \
                 time.monotonic() > deadline:
             return shot
@@ -80,7 +80,7 @@ class Soak(unittest.TestCase):
             warm.run_for(WARM_UP_SECONDS)
             self.assertEqual(warm.failures, {}, warm.summary())
             time.sleep(KEPT_IDLE_MS / 1000 + 1)
-            start = snapshot(stack)
+            start = resources(stack)
             sessions_start = stack.db_connections()
 
             load = Load(stack.port, targets, CONNECTIONS, keep_records=False)
@@ -90,7 +90,7 @@ class Soak(unittest.TestCase):
                 while time.monotonic() - began < SECONDS:
                     time.sleep(min(SAMPLE_EVERY_S, max(0, SECONDS - (time.monotonic() - began))))
                     samples.append({"at_s": round(time.monotonic() - began),
-                                    "rss_kb": totals(snapshot(stack))["rss_kb"],
+                                    "rss_kb": totals(resources(stack))["rss_kb"],
                                     "sent": load.sent})
             end = idle_fds(stack, {pid: fds for pid, (_, fds) in start.items()},
                            seconds=KEPT_IDLE_MS / 1000 + 5)

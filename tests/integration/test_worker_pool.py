@@ -60,7 +60,7 @@ class WorkerPool(unittest.TestCase):
         self.assertEqual((down.status, down.json()["error"]["code"]), (503, "unavailable"))
         self.assertEqual(alive.status, 200)
         # Ready again in every process once each has reached the database again.
-        s.wait_snapshots(after_unix_ms=time.time() * 1000)
+        s.wait_refreshed(after_unix_ms=time.time() * 1000)
         self.assertEqual([s.get("/readyz").status for _ in range(6)], [200] * 6)
 
     def test_status_page_figures(self):

@@ -1,5 +1,5 @@
 // Every endpoint's 200 answer through the router, against in-memory fakes of the
-// database interfaces (db/interfaces.h) and snapshots filled by hand: the request path from
+// database interfaces (db/interfaces.h) and refreshed copies filled by hand: the request path from
 // query string to JSON with no database. The same answers against MariaDB are in
 // tests/integration/.
 #define BOOST_TEST_MODULE endpoints
@@ -139,8 +139,8 @@ struct Fixture {
   FakeHistory history;
   FakeAccounts accounts;
   FakeReadiness readiness;
-  db::ReferenceCache reference{std::chrono::milliseconds(1000)};
-  db::SupplyCache supply{std::chrono::milliseconds(1000)};
+  db::RefreshedReference reference{std::chrono::milliseconds(1000)};
+  db::RefreshedSupply supply{std::chrono::milliseconds(1000)};
   api::Router router{{history, accounts, readiness, reference, supply}};
 
   Fixture() {
@@ -573,7 +573,7 @@ BOOST_AUTO_TEST_CASE(a_stream_nchan_would_refuse_is_a_json_error_and_asks_for_no
     }
   }
   // Only the accepted GET of the record asked for its state.
-  BOOST_TEST(board.take_snapshot_requests() == std::vector<std::uint64_t>{42},
+  BOOST_TEST(board.take_initial_state_requests() == std::vector<std::uint64_t>{42},
              boost::test_tools::per_element());
   // Where events are not served, these paths are a 404 whatever the headers.
   auto request = events_request("/v1/history/hash/events", hash_query);
@@ -581,7 +581,7 @@ BOOST_AUTO_TEST_CASE(a_stream_nchan_would_refuse_is_a_json_error_and_asks_for_no
   BOOST_TEST(router.handle(request).status == 404);
 }
 
-BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_snapshot) {
+BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_initial_state) {
   for (const auto& [path, query, type] :
        {std::tuple{"/v1/history/hash/events", hash_query, "text/event-stream; charset=utf-8"},
         std::tuple{"/v1/history/events", address_query, "text/event-stream; charset=utf-8"},
@@ -599,7 +599,7 @@ BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_snapsho
     BOOST_TEST(head.head.find("Content-Length") == std::string::npos, path);
     BOOST_TEST(head.body.empty(), path);
   }
-  BOOST_TEST(board.take_snapshot_requests().empty());
+  BOOST_TEST(board.take_initial_state_requests().empty());
   // A HEAD is what a GET would be: refused as it would be, and a 404 for no record.
   auto refused = events_request("/v1/history/hash/events", hash_query);
   refused.method = "HEAD";
@@ -612,7 +612,7 @@ BOOST_AUTO_TEST_CASE(a_head_of_a_stream_is_answered_here_and_asks_for_no_snapsho
   // The GET is handed over, its state asked for.
   const auto get = get_events("/v1/history/hash/events", hash_query, "");
   BOOST_TEST(has_header(get, "X-Accel-Redirect: /connector-events/record/" + std::string(64, 'a')));
-  BOOST_TEST(board.take_snapshot_requests() == std::vector<std::uint64_t>{42},
+  BOOST_TEST(board.take_initial_state_requests() == std::vector<std::uint64_t>{42},
              boost::test_tools::per_element());
 }
 
@@ -633,7 +633,7 @@ BOOST_AUTO_TEST_CASE(while_nchan_is_full_or_silent_nothing_is_handed_over_or_ask
       BOOST_TEST(response.head.find("X-Accel-Redirect") == std::string::npos, path);
       BOOST_TEST(std::string(response.body) == "retry: 3000\n: again shortly\n\n", path);
     }
-    BOOST_TEST(board.take_snapshot_requests().empty());
+    BOOST_TEST(board.take_initial_state_requests().empty());
     // A long-poll that would wait: a 503 with Retry-After.
     const std::string poll_query = address_query + "&after=13";
     auto poll = events_request("/v1/history/changes", poll_query);

@@ -1,8 +1,8 @@
 // The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
 // message body (http/server_sent_event.h), the channel names (domain/event_channels.h), what
 // nchan's status for a publish means (events/publish_verdict.h), the cursor file
-// (events/cursor_file.h), the lease (pool/lease.h), the snapshot requests
-// (pool/events_board.h) and the publisher's budget for them (events/snapshot_budget.h).
+// (events/cursor_file.h), the lease (pool/lease.h), the initial-state requests
+// (pool/events_board.h) and the publisher's budget for them (events/initial_state_budget.h).
 #define BOOST_TEST_MODULE events
 #include <unistd.h>
 
@@ -19,9 +19,9 @@
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
 #include "events/feed_order.h"
+#include "events/initial_state_budget.h"
 #include "events/nchan_info.h"
 #include "events/publish_verdict.h"
-#include "events/snapshot_budget.h"
 #include "http/server_sent_event.h"
 #include "pool/events_board.h"
 #include "pool/lease.h"
@@ -156,26 +156,26 @@ BOOST_AUTO_TEST_CASE(one_process_holds_the_lease_until_it_stops_beating) {
   BOOST_TEST(lease.hold(300, 2, 9002, 5000));
 }
 
-BOOST_AUTO_TEST_CASE(snapshot_requests_are_taken_once_and_bounded) {
+BOOST_AUTO_TEST_CASE(initial_state_requests_are_taken_once_and_bounded) {
   pool::EventsBoard board;
-  BOOST_TEST(board.request_snapshot(0));
-  BOOST_TEST(board.request_snapshot(7));
-  BOOST_TEST(board.request_snapshot(7));  // asked already: one request
-  auto taken = board.take_snapshot_requests();
+  BOOST_TEST(board.request_initial_state(0));
+  BOOST_TEST(board.request_initial_state(7));
+  BOOST_TEST(board.request_initial_state(7));  // asked already: one request
+  auto taken = board.take_initial_state_requests();
   std::sort(taken.begin(), taken.end());
   BOOST_TEST(taken == (std::vector<std::uint64_t>{0, 7}), boost::test_tools::per_element());
-  BOOST_TEST(board.take_snapshot_requests().empty());
-  for (std::uint64_t id = 1; id <= pool::kSnapshotRequestSlots; ++id) {
-    BOOST_TEST(board.request_snapshot(id));
+  BOOST_TEST(board.take_initial_state_requests().empty());
+  for (std::uint64_t id = 1; id <= pool::kInitialStateSlots; ++id) {
+    BOOST_TEST(board.request_initial_state(id));
   }
-  BOOST_TEST(!board.request_snapshot(1000));
-  BOOST_TEST(board.snapshot_requests_dropped.load() == 1u);
-  BOOST_TEST(board.take_snapshot_requests().size() == pool::kSnapshotRequestSlots);
+  BOOST_TEST(!board.request_initial_state(1000));
+  BOOST_TEST(board.initial_state_requests_dropped.load() == 1u);
+  BOOST_TEST(board.take_initial_state_requests().size() == pool::kInitialStateSlots);
 }
 
-BOOST_AUTO_TEST_CASE(snapshots_are_budgeted_per_second_whatever_is_asked) {
-  events::SnapshotBudget budget(3);
-  const auto start = events::SnapshotBudget::Clock::time_point{} + std::chrono::hours(1);
+BOOST_AUTO_TEST_CASE(initial_states_are_budgeted_per_second_whatever_is_asked) {
+  events::InitialStateBudget budget(3);
+  const auto start = events::InitialStateBudget::Clock::time_point{} + std::chrono::hours(1);
   int taken = 0;
   for (int i = 0; i < 10; ++i) taken += budget.take(start + milliseconds(i)) ? 1 : 0;
   BOOST_TEST(taken == 3);  // the rest of that second: none
@@ -185,7 +185,7 @@ BOOST_AUTO_TEST_CASE(snapshots_are_budgeted_per_second_whatever_is_asked) {
   BOOST_TEST(budget.take(start + milliseconds(1001)));
   BOOST_TEST(budget.take(start + milliseconds(1500)));
   BOOST_TEST(!budget.take(start + milliseconds(1999)));
-  BOOST_TEST(events::SnapshotBudget::kPerSecond == 200u);
+  BOOST_TEST(events::InitialStateBudget::kPerSecond == 200u);
 }
 
 BOOST_AUTO_TEST_CASE(a_message_nchan_refuses_for_good_is_passed_over_the_rest_retried) {

@@ -1,4 +1,4 @@
-// The FastCGI screen (net/fcgi_screen.h): what libfcgi may see. Requests are built record by
+// The FastCGI screen (fastcgi/fcgi_screen.h): what libfcgi may see. Requests are built record by
 // record as nginx sends them, then broken one way at a time; those it passes are read by
 // libfcgi itself (libfcgi_reading.h), which must see the same request.
 #define BOOST_TEST_MODULE fcgi_screen
@@ -9,15 +9,15 @@
 #include <string_view>
 #include <vector>
 
+#include "fastcgi/fcgi_screen.h"
 #include "libfcgi_reading.h"
-#include "net/fcgi_screen.h"
 
-using connector::net::FcgiLimits;
-using connector::net::FcgiRejection;
-using connector::net::FcgiScreen;
-using connector::net::FcgiVerdict;
-using connector::net::max_request_bytes;
-using connector::net::screen_fcgi_request;
+using connector::fastcgi::FcgiLimits;
+using connector::fastcgi::FcgiRejection;
+using connector::fastcgi::FcgiScreen;
+using connector::fastcgi::FcgiVerdict;
+using connector::fastcgi::max_request_bytes;
+using connector::fastcgi::screen_fcgi_request;
 using Bytes = std::vector<std::uint8_t>;
 
 namespace {
@@ -228,7 +228,7 @@ BOOST_AUTO_TEST_CASE(headers_and_padding_count_towards_the_request_bound) {
 }
 
 BOOST_AUTO_TEST_CASE(rejections_have_metric_labels) {
-  using connector::net::rejection_label;
+  using connector::fastcgi::rejection_label;
   BOOST_TEST(rejection_label(FcgiRejection::kMalformed) == "malformed");
   BOOST_TEST(rejection_label(FcgiRejection::kTooLarge) == "too_large");
   BOOST_TEST(rejection_label(FcgiRejection::kManagement) == "management_record");
@@ -275,7 +275,7 @@ BOOST_AUTO_TEST_CASE(padding_libfcgi_would_read_as_a_record_is_malformed) {
 // Every look at a waiting request screens it from its first byte: few records keep that cheap.
 BOOST_AUTO_TEST_CASE(more_records_than_nginx_sends_are_refused) {
   Bytes request = begin();
-  for (std::size_t i = 1; i < connector::net::kMaxRecords - 2; ++i) {
+  for (std::size_t i = 1; i < connector::fastcgi::kMaxRecords - 2; ++i) {
     const Bytes one = record(kParams, 1, pair("A", "b"));
     request.insert(request.end(), one.begin(), one.end());
   }
@@ -315,7 +315,8 @@ BOOST_AUTO_TEST_CASE(libfcgi_reads_a_passed_request_as_the_screen_does) {
   };
   for (const Bytes& request : passed) {
     std::vector<std::string> pairs;
-    const connector::net::PairSink sink = [&pairs](std::string_view name, std::string_view value) {
+    const connector::fastcgi::PairSink sink = [&pairs](std::string_view name,
+                                                       std::string_view value) {
       pairs.push_back(connector::testing::libfcgi_entry(name, value));
     };
     const FcgiScreen screened = screen_fcgi_request(request, {}, &sink);

@@ -212,7 +212,7 @@ BOOST_AUTO_TEST_CASE(parse_slug_finds_a_chain_of_the_deployment) {
   BOOST_TEST(parse_slug("source_blockchain", "unitcore", data).ref == 1);
   BOOST_TEST(parse_slug("source_blockchain", "unitiot", data).ref == 2);
   BOOST_TEST(parse_slug("source_blockchain", "unitiot", data).network == "UNITIoT");
-  // The very object of the snapshot, not a copy.
+  // The very object of the reference data, not a copy.
   BOOST_TEST(&parse_slug("destination_blockchain", "unitiot", data) == &data.chains[1]);
 }
 

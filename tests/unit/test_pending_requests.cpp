@@ -65,7 +65,7 @@ UniqueFd take_ready(PendingRequests& pending) {
   return pending.take();
 }
 
-std::uint64_t rejected(connector::net::FcgiRejection reason) {
+std::uint64_t rejected(connector::fastcgi::FcgiRejection reason) {
   return connector::metrics::scoreboard()
       .fcgi_rejected[static_cast<std::size_t>(reason) - 1]
       .load();
@@ -100,7 +100,7 @@ BOOST_FIXTURE_TEST_CASE(bytes_queued_before_add_are_seen, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(one_past_its_deadline_is_closed_and_counted, Fixture) {
-  using connector::net::FcgiRejection;
+  using connector::fastcgi::FcgiRejection;
   const auto before = rejected(FcgiRejection::kDeadline);
   const Connection c;
   // The BEGIN record, then a PARAMS record of 1000 bytes that never all come.
@@ -122,7 +122,7 @@ BOOST_FIXTURE_TEST_CASE(one_past_its_deadline_is_closed_and_counted, Fixture) {
 }
 
 BOOST_FIXTURE_TEST_CASE(a_malformed_record_arriving_later_is_closed_and_counted, Fixture) {
-  using connector::net::FcgiRejection;
+  using connector::fastcgi::FcgiRejection;
   const auto before = rejected(FcgiRejection::kMalformed);
   const Connection c;
   c.send(kRequest.substr(0, 16));

@@ -1,4 +1,4 @@
-// The per-thread rendered bodies (json/rendered_body.h): rendered once per snapshot by each
+// The per-thread rendered bodies (json/rendered_body.h): rendered once per refreshed copy by each
 // thread, one body per endpoint tag.
 #define BOOST_TEST_MODULE rendered_body
 #include <boost/test/unit_test.hpp>
@@ -15,12 +15,12 @@ namespace {
 struct FirstBody;
 struct SecondBody;
 
-// Writes {"n":<n>} for snapshot n, counting the renderings.
+// Writes {"n":<n>} for copy n, counting the renderings.
 template <typename Endpoint>
-std::string answer(const std::shared_ptr<const int>& snapshot, int& renders) {
+std::string answer(const std::shared_ptr<const int>& copy, int& renders) {
   rapidjson::StringBuffer buffer;
   json::JsonWriter out(buffer);
-  json::ThreadRenderedBody<int, Endpoint>::write(out, snapshot, [&](json::JsonWriter& w, int n) {
+  json::ThreadRenderedBody<int, Endpoint>::write(out, copy, [&](json::JsonWriter& w, int n) {
     ++renders;
     w.StartObject();
     json::key(w, "n");
@@ -32,13 +32,13 @@ std::string answer(const std::shared_ptr<const int>& snapshot, int& renders) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(a_body_is_rendered_once_per_snapshot) {
+BOOST_AUTO_TEST_CASE(a_body_is_rendered_once_per_copy) {
   int renders = 0;
   const auto one = std::make_shared<const int>(1);
   BOOST_TEST(answer<FirstBody>(one, renders) == R"({"n":1})");
   BOOST_TEST(answer<FirstBody>(one, renders) == R"({"n":1})");
   BOOST_TEST(renders == 1);
-  // A new snapshot, even of an equal value, is rendered again.
+  // A new copy, even of an equal value, is rendered again.
   BOOST_TEST(answer<FirstBody>(std::make_shared<const int>(1), renders) == R"({"n":1})");
   BOOST_TEST(renders == 2);
 }

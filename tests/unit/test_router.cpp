@@ -12,7 +12,7 @@
 #include "api/router.h"
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
 
 using namespace connector;
 
@@ -117,9 +117,9 @@ struct RouterFixture {
   db::NewRowBudget new_rows{0, db::new_row_window()};
   db::MariaDbDepositAccounts accounts{connection, connection, new_rows};
   db::MariaDbReadinessCheck readiness{connection};
-  db::ReferenceCache cache{std::chrono::milliseconds(1000)};
-  db::SupplyCache supply{std::chrono::milliseconds(1000)};
-  api::Router router{{history, accounts, readiness, cache, supply}};
+  db::RefreshedReference reference{std::chrono::milliseconds(1000)};
+  db::RefreshedSupply supply{std::chrono::milliseconds(1000)};
+  api::Router router{{history, accounts, readiness, reference, supply}};
 
   Answer get(std::string_view path, std::string_view query = {}, std::string_view id = "rid-1",
              std::string_view method = "GET", std::string_view if_none_match = {}) {
@@ -256,7 +256,7 @@ BOOST_AUTO_TEST_CASE(an_invalid_escape_is_400_naming_the_param_the_endpoint_know
 
 BOOST_AUTO_TEST_CASE(a_parameter_the_endpoint_does_not_know_is_never_named) {
   // networks knows no parameter: these are ignored, however malformed, and the request goes on
-  // (to a 503 here: this fixture has no reference snapshot).
+  // (to a 503 here: this fixture has no reference data loaded).
   for (const char* query : {"page_id=%zz", "%E2%80%AESEND%20TO%200xdead=%ZZ", "%zz", "a=1&a=2"}) {
     BOOST_TEST_CONTEXT(query) {
       const Answer a = get("/v1/networks", query);
@@ -341,9 +341,9 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   db::NewRowBudget new_rows(0, db::new_row_window());
   db::MariaDbDepositAccounts accounts(connection, connection, new_rows);
   db::MariaDbReadinessCheck readiness(connection);
-  db::ReferenceCache cache(std::chrono::milliseconds(1000));
-  db::SupplyCache supply(std::chrono::milliseconds(1000));
-  api::Router router({history, accounts, readiness, cache, supply});
+  db::RefreshedReference reference(std::chrono::milliseconds(1000));
+  db::RefreshedSupply supply(std::chrono::milliseconds(1000));
+  api::Router router({history, accounts, readiness, reference, supply});
 
   const auto started = std::chrono::steady_clock::now();
   const Answer a = take_apart(router.handle({"GET", "/v1/history", "page_id=0", {}, "db-down-1"}));

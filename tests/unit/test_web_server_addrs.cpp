@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "net/web_server_addrs.h"
+#include "fastcgi/web_server_addrs.h"
 
-using connector::net::describe_peer;
-using connector::net::WebServerAddrs;
+using connector::fastcgi::describe_peer;
+using connector::fastcgi::WebServerAddrs;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "db/supply_cache.h"
+#include "db/refreshed_supply.h"
 
 #include "db/statement.h"
 

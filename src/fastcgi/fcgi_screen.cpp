@@ -1,10 +1,10 @@
-#include "net/fcgi_screen.h"
+#include "fastcgi/fcgi_screen.h"
 
-#include "net/fcgi_record.h"
+#include "fastcgi/fcgi_record.h"
 
 #include <string_view>
 
-namespace connector::net {
+namespace connector::fastcgi {
 namespace {
 
 using namespace fcgi_record;  // NOLINT(google-build-using-namespace): the record's own names
@@ -223,4 +223,4 @@ FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLi
   }
 }
 
-}  // namespace connector::net
+}  // namespace connector::fastcgi

@@ -1,16 +1,17 @@
 #pragma once
-// One background thread per worker process that reloads the reference data and the supply
-// snapshot on their interval (with jitter, so processes do not reload in step), on a connection
-// of its own. Request threads never reload: networks, connects and pairs answer from memory
-// whatever the database does. After a failed load it tries again sooner (250 ms, then every
-// 500 ms, or its interval if shorter) and keeps serving the old snapshots meanwhile.
+// One background thread per worker process that reloads its refreshed copies (db/refreshed.h:
+// the reference data and the chains' status and supply) on their interval (with jitter, so
+// processes do not reload in step), on a connection of its own. Request threads never reload:
+// networks, connects and pairs answer from memory whatever the database does. After a failed
+// load it tries again sooner (250 ms, then every 500 ms, or its interval if shorter) and keeps
+// serving the old copies meanwhile.
 #include <chrono>
 #include <memory>
 
 #include "config/config.h"
 #include "db/connection.h"
-#include "db/reference_cache.h"
-#include "db/supply_cache.h"
+#include "db/refreshed_reference.h"
+#include "db/refreshed_supply.h"
 #include "metrics/scoreboard.h"
 #include "util/background_loop.h"
 
@@ -20,11 +21,11 @@ namespace connector::db {
 // means every 50 ms rather than a busy loop.
 std::chrono::milliseconds refresh_interval(const config::Config& config);
 
-class SnapshotRefresher {
+class Refresher {
  public:
   // loads: where each successful load is recorded (the process's scoreboard slot, for /status).
-  SnapshotRefresher(const config::Config& config, ReferenceCache& reference, SupplyCache& supply,
-                    CircuitBreakers& breakers, metrics::SnapshotLoads& loads);
+  Refresher(const config::Config& config, RefreshedReference& reference, RefreshedSupply& supply,
+            CircuitBreakers& breakers, metrics::RefreshedLoads& loads);
 
   // Starts the thread and waits for its first load to end (loaded or failed), so a process
   // that can reach its database serves from its first request.
@@ -40,10 +41,10 @@ class SnapshotRefresher {
   bool load_all();
 
   const config::Config& config_;
-  ReferenceCache& reference_;
-  SupplyCache& supply_;
+  RefreshedReference& reference_;
+  RefreshedSupply& supply_;
   CircuitBreakers& breakers_;
-  metrics::SnapshotLoads& loads_;
+  metrics::RefreshedLoads& loads_;
   std::unique_ptr<Connection> db_;  // made and used on the loop's thread only
   unsigned failures_ = 0;
   util::BackgroundLoop loop_;

@@ -1,6 +1,6 @@
 #pragma once
-// Reads the per-chain status, height and coin supply the nodes write (/v1/ab), and keeps them
-// in memory for the threads of a worker process.
+// Reads the per-chain status, height and coin supply the nodes write (/v1/ab), and keeps a
+// refreshed copy of them (db/refreshed.h) for the threads of a worker process.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "db/connection.h"
-#include "db/snapshot.h"
+#include "db/refreshed.h"
 #include "domain/chain_status.h"
 
 namespace connector::db {
@@ -24,25 +24,25 @@ struct ChainSupply {
 
 std::vector<ChainSupply> load_chain_supply(Connection& db);
 
-// Status and supply, reloaded by the snapshot refresher like the reference data, but live
+// Status and supply, reloaded by the refresher like the reference data, but live
 // data: served at most two refresh intervals old (at least one second, so that a 50 ms interval
 // does not flap), so a database outage becomes a 503 after that (while nginx's cache may still
 // answer with its own stale copy).
-class SupplyCache {
+class RefreshedSupply {
  public:
-  explicit SupplyCache(std::chrono::milliseconds refresh_interval)
-      : snapshot_("chain supply", std::max<std::chrono::milliseconds>(2 * refresh_interval,
-                                                                      std::chrono::seconds(1))) {}
+  explicit RefreshedSupply(std::chrono::milliseconds refresh_interval)
+      : chains_("chain supply", std::max<std::chrono::milliseconds>(2 * refresh_interval,
+                                                                    std::chrono::seconds(1))) {}
 
-  std::shared_ptr<const std::vector<ChainSupply>> get() const { return snapshot_.get(); }
+  std::shared_ptr<const std::vector<ChainSupply>> get() const { return chains_.get(); }
   // Loads it now through db: the refresher's reload. Returns when it was stored.
   std::chrono::steady_clock::time_point load(Connection& db) {
-    return snapshot_.store(load_chain_supply(db));
+    return chains_.store(load_chain_supply(db));
   }
-  void store(std::vector<ChainSupply> chains) { snapshot_.store(std::move(chains)); }
+  void store(std::vector<ChainSupply> chains) { chains_.store(std::move(chains)); }
 
  private:
-  Snapshot<std::vector<ChainSupply>> snapshot_;
+  Refreshed<std::vector<ChainSupply>> chains_;
 };
 
 }  // namespace connector::db

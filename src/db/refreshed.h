@@ -1,8 +1,10 @@
 #pragma once
-// A value loaded from the database and shared by the threads of a worker process: the
-// reference data (chains, assets, connects, pairs) and the chains' status and supply. Only the
-// process's snapshot refresher (db/snapshot_refresher.h) stores into it, on its own thread;
-// request threads only read it, so an answer served from memory never waits on the database.
+// A refreshed copy: a value loaded from the database, shared read-only by the threads of a
+// worker process and replaced whole on an interval: the reference data (chains, assets,
+// connects, pairs) and the chains' status and supply. Only the process's refresher
+// (db/refresher.h) stores into it, on its own thread; request threads only read it, so an
+// answer served from memory never waits on the database. Not a cache (nothing is loaded on a
+// miss, nothing is evicted) and not a snapshot (that word is the database's consistent read).
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -14,15 +16,15 @@
 namespace connector::db {
 
 template <typename T>
-class Snapshot {
+class Refreshed {
  public:
   using Clock = std::chrono::steady_clock;
   using Now = Clock::time_point (*)();
 
   // max_age: how long a value may be served after it was loaded (duration::max(): for ever).
   // now: the clock, for tests.
-  explicit Snapshot(std::string name, Clock::duration max_age = Clock::duration::max(),
-                    Now now = &Clock::now)
+  explicit Refreshed(std::string name, Clock::duration max_age = Clock::duration::max(),
+                     Now now = &Clock::now)
       : name_(std::move(name)), max_age_(max_age), now_(now) {}
 
   // The current value; DatabaseUnavailable (a 503) when none was loaded yet, or when the last

@@ -1,4 +1,4 @@
-#include "db/snapshot_refresher.h"
+#include "db/refresher.h"
 
 #include <unistd.h>
 
@@ -12,7 +12,7 @@ namespace connector::db {
 namespace {
 
 // A load whose statements began at as_of and whose value was stored at stored_at.
-void record_load(metrics::SnapshotLoad& load, std::int64_t as_of_unix_ms,
+void record_load(metrics::RefreshedLoad& load, std::int64_t as_of_unix_ms,
                  std::chrono::steady_clock::time_point stored_at) {
   using std::chrono::duration_cast;
   const auto since_stored = std::chrono::steady_clock::now() - stored_at;
@@ -29,13 +29,13 @@ std::chrono::milliseconds refresh_interval(const config::Config& config) {
   return std::chrono::milliseconds(std::max(config.worker.reference_refresh_ms, 50u));
 }
 
-SnapshotRefresher::SnapshotRefresher(const config::Config& config, ReferenceCache& reference,
-                                     SupplyCache& supply, CircuitBreakers& breakers,
-                                     metrics::SnapshotLoads& loads)
+Refresher::Refresher(const config::Config& config, RefreshedReference& reference,
+                     RefreshedSupply& supply, CircuitBreakers& breakers,
+                     metrics::RefreshedLoads& loads)
     : config_(config), reference_(reference), supply_(supply), breakers_(breakers), loads_(loads) {}
 
-std::chrono::milliseconds SnapshotRefresher::next_wait(std::chrono::milliseconds interval,
-                                                       unsigned failures, double jitter) {
+std::chrono::milliseconds Refresher::next_wait(std::chrono::milliseconds interval,
+                                               unsigned failures, double jitter) {
   if (failures == 0) {
     return std::chrono::milliseconds(
         static_cast<std::int64_t>(static_cast<double>(interval.count()) * (1.0 + jitter)));
@@ -45,7 +45,10 @@ std::chrono::milliseconds SnapshotRefresher::next_wait(std::chrono::milliseconds
   return std::min(backoff, interval);
 }
 
-void SnapshotRefresher::start() {
+void Refresher::start() {
+  // The thread's name and the log lines below still say "snapshots", the word these copies
+  // had before it meant only the database's consistent read: top -H, scripts/profile, the
+  // benchmarks' records and operators' log searches know them by it.
   loop_.start<DriverThreadScope>(
       "snapshots", [this, random = std::minstd_rand(static_cast<unsigned>(::getpid())),
                     jitter = std::uniform_real_distribution<double>(-0.1, 0.1)]() mutable {
@@ -54,7 +57,7 @@ void SnapshotRefresher::start() {
       });
 }
 
-bool SnapshotRefresher::load_all() {
+bool Refresher::load_all() {
   if (!db_) {
     db_ = std::make_unique<Connection>(
         breakers_.attach(read_targets(config_.db)),

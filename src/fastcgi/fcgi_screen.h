@@ -26,7 +26,7 @@
 #include <span>
 #include <string_view>
 
-namespace connector::net {
+namespace connector::fastcgi {
 
 struct FcgiLimits {
   // fcgi_max_params_bytes. nginx sends 1-2 KiB, and at most about 50 KiB: the URL (at most
@@ -86,4 +86,4 @@ using PairSink = std::function<void(std::string_view name, std::string_view valu
 FcgiScreen screen_fcgi_request(std::span<const std::uint8_t> bytes, const FcgiLimits& limits,
                                const PairSink* sink = nullptr);
 
-}  // namespace connector::net
+}  // namespace connector::fastcgi

@@ -1,4 +1,4 @@
-#include "db/reference_cache.h"
+#include "db/refreshed_reference.h"
 
 #include "db/statement.h"
 #include "metrics/scoreboard.h"
@@ -110,13 +110,13 @@ ReferenceData load_reference_data(Connection& db) {
   });
 }
 
-std::chrono::steady_clock::time_point ReferenceCache::load(Connection& db) {
-  const auto stored_at = snapshot_.store(load_reference_data(db));
+std::chrono::steady_clock::time_point RefreshedReference::load(Connection& db) {
+  const auto stored_at = data_.store(load_reference_data(db));
   metrics::increment(&metrics::Scoreboard::reference_reloads);
   return stored_at;
 }
 
-std::shared_ptr<const domain::ReferenceData> ReferenceCache::covering(
+std::shared_ptr<const domain::ReferenceData> RefreshedReference::covering(
     std::shared_ptr<const domain::ReferenceData> data,
     std::span<const domain::HistoryRecord> records,
     std::chrono::steady_clock::time_point deadline) {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-namespace connector::net {
+namespace connector::fastcgi {
 
 class WebServerAddrs {
  public:
@@ -48,4 +48,4 @@ class WebServerAddrs {
 // The peer's address as text ("127.0.0.2", "::1"), "unix" for a unix-socket peer.
 std::string describe_peer(const sockaddr* peer, socklen_t length);
 
-}  // namespace connector::net
+}  // namespace connector::fastcgi

@@ -1,4 +1,4 @@
-#include "net/web_server_addrs.h"
+#include "fastcgi/web_server_addrs.h"
 
 #include <arpa/inet.h>
 
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace connector::net {
+namespace connector::fastcgi {
 namespace {
 
 std::string_view trim(std::string_view s) {
@@ -114,4 +114,4 @@ std::string describe_peer(const sockaddr* peer, socklen_t length) {
   return "?";
 }
 
-}  // namespace connector::net
+}  // namespace connector::fastcgi
