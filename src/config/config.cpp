@@ -13,17 +13,11 @@
 #include <cstring>
 #include <sstream>
 
+#include "util/text.h"
 #include "util/unique_fd.h"
 
 namespace connector::config {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r");
-  return s.substr(first, last - first + 1);
-}
 
 // '#' starts a comment at the start of a line or after white space, so a value may contain '#'
 // ("db_password = ab#cd") but not " #".
@@ -93,16 +87,16 @@ Config parse_config(std::string_view text, const EnvLookup& env) {
   std::istringstream lines{std::string(text)};
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
-    const std::string_view content = trim(strip_comment(line));
+    const std::string_view content = util::trim(strip_comment(line));
     if (content.empty()) continue;
     const auto eq = content.find('=');
     const std::string where = "line " + std::to_string(number);
     if (eq == std::string_view::npos) throw ConfigError(where + ": expected key = value");
-    const std::string name(trim(content.substr(0, eq)));
+    const std::string name(util::trim(content.substr(0, eq)));
     const Key* key = find_key(name);
     if (key == nullptr) throw ConfigError((where + ": unknown key ").append(name));
     try {
-      set(*key, config, std::string(trim(content.substr(eq + 1))));
+      set(*key, config, std::string(util::trim(content.substr(eq + 1))));
     } catch (const ConfigError& e) {
       throw ConfigError(where + ": " + e.what());
     }
@@ -156,17 +150,18 @@ std::vector<std::pair<std::string, std::string>> parse_environment_file(std::str
   std::istringstream lines{std::string(text)};
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
-    const std::string_view content = trim(line);
+    const std::string_view content = util::trim(line);
     if (content.empty() || content.front() == '#' || content.front() == ';') continue;
     const auto eq = content.find('=');
-    const std::string_view key = eq == std::string_view::npos ? "" : trim(content.substr(0, eq));
+    const std::string_view key =
+        eq == std::string_view::npos ? "" : util::trim(content.substr(0, eq));
     const bool name = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
       return c == '_' || std::isalnum(static_cast<unsigned char>(c));
     });
     if (!name) {
       throw ConfigError("environment file line " + std::to_string(number) + ": expected KEY=VALUE");
     }
-    std::string_view value = trim(content.substr(eq + 1));
+    std::string_view value = util::trim(content.substr(eq + 1));
     if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
         value.back() == value.front()) {
       value = value.substr(1, value.size() - 2);

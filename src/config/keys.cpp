@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/text.h"
+
 namespace connector::config {
 namespace {
 
@@ -334,17 +336,11 @@ unsigned parse_unsigned(const Key& key, const std::string& value) {
   return static_cast<unsigned>(parsed);
 }
 
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
 std::vector<DatabaseEndpoint> parse_endpoint_list(const Key& key, std::string_view list) {
   std::vector<DatabaseEndpoint> endpoints;
-  while (!trim(list).empty()) {
+  while (!util::trim(list).empty()) {
     const auto comma = list.find(',');
-    const auto endpoint = parse_endpoint(trim(list.substr(0, comma)));
+    const auto endpoint = parse_endpoint(util::trim(list.substr(0, comma)));
     if (!endpoint) {
       throw ConfigError(std::string(key.name) +
                         " must list unix:/path or host:port entries, separated by commas");

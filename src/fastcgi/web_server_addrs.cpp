@@ -7,14 +7,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "util/text.h"
+
 namespace connector::fastcgi {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
 
 bool same(const in_addr& a, const in_addr& b) { return a.s_addr == b.s_addr; }
 bool same(const in6_addr& a, const in6_addr& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
@@ -31,7 +27,7 @@ WebServerAddrs WebServerAddrs::parse(std::string_view list) {
   WebServerAddrs addrs;
   while (!list.empty()) {
     const auto comma = list.find(',');
-    const std::string entry(trim(list.substr(0, comma)));
+    const std::string entry(util::trim(list.substr(0, comma)));
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     if (entry.empty()) continue;
     in_addr v4{};
