@@ -8,7 +8,10 @@
 # Only in the plain (not sanitized) build, so that each runs once and with release timings:
 #   integration.test_faults, integration.test_soak  faults and a short soak under load
 #   integration.test_cache_bounds                    nginx's cache under a flood
-#   integration.test_fleet                           a fleet of three nodes (scripts/fleet)
+#   integration.test_fleet, .test_fleet_nodes, .test_fleet_primary
+#                                                    a fleet of three nodes each (scripts/
+#                                                    fleet): what clients see, the nodes,
+#                                                    the replicas and the primary
 #   integration.memcheck                             a set of the tests above with the worker
 #                                                    under valgrind's memcheck (memcheck.py)
 #
@@ -19,7 +22,8 @@ find_package(Python3 REQUIRED COMPONENTS Interpreter)
 
 set(CONNECTOR_INTEGRATION_ENV
     "CONNECTOR_BUILD_DIR=${CMAKE_BINARY_DIR};CONNECTOR_REPO=${PROJECT_SOURCE_DIR};PYTHONDONTWRITEBYTECODE=1")
-set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet)
+set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet test_fleet_nodes
+    test_fleet_primary)
 # Alone: the load tests, and the tests whose assertions bound a latency, an interval or a
 # recovery time (a second test beside them would only add noise to what they measure).
 set(CONNECTOR_EXCLUSIVE_TESTS ${CONNECTOR_LOAD_TESTS} test_database_boundary test_events
@@ -27,7 +31,8 @@ set(CONNECTOR_EXCLUSIVE_TESTS ${CONNECTOR_LOAD_TESTS} test_database_boundary tes
     test_replica_lag test_replicas test_db_restart test_systemd test_worker_pool
     test_events_fault_domain test_request_cost test_events_publisher test_events_clients)
 set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
-    test_replica_lag test_fleet test_events_publisher test_events_fault_domain)
+    test_replica_lag test_fleet_nodes test_fleet_primary test_events_publisher
+    test_events_fault_domain)
 
 file(GLOB CONNECTOR_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.py)
 foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)
