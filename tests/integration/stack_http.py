@@ -13,7 +13,8 @@ import time
 from http.client import HTTPResponse
 from pathlib import Path
 
-from harness_base import SCRIPTS, StackError, _free_port, _run
+from harness_base import _run
+from nginx_tools import start_nginx
 
 
 class Headers(dict):
@@ -54,16 +55,9 @@ class StackHttp:
     self.nginx_env and self.nginx_cache are Stack's)."""
 
     def _start_nginx(self):
-        for attempt in range(3):  # the free port can be taken between picking and binding
-            self.port = _free_port()
-            try:
-                _run([SCRIPTS / "nginx-start", self.nginx_prefix, self.port, self.fcgi_socket],
-                     env={**os.environ, **self.nginx_env,
-                          "NGINX_CONNECTOR_CACHE": "on" if self.nginx_cache else "off"})
-                return
-            except StackError:
-                if attempt == 2:
-                    raise
+        self.port = start_nginx(self.nginx_prefix, self.fcgi_socket,
+                                {**self.nginx_env,
+                                 "NGINX_CONNECTOR_CACHE": "on" if self.nginx_cache else "off"})
 
     def request(self, method, target, headers=None, body=b"", timeout=30, source=None):
         """Sends one HTTP/1.1 request through nginx, with the target exactly as given (str or
