@@ -62,8 +62,8 @@ __all__ = [
     "_run", "_tail", "endpoint_descriptions", "endpoint_params", "nginx_contract",
     "sanitized_build", "fcgi_get", "Headers", "Response", "client_address", "connect",
     "nginx_access_line", "prometheus", "source_for", "target_path", "upstream_status",
-    "await_true", "hang", "pace", "quiet_window", "wait_for", "nginx_t", "start_nginx", "stop_nginx", "Stack",
-    "chromium_dom",
+    "await_true", "hang", "pace", "quiet_window", "wait_for", "nginx_t", "start_nginx",
+    "stop_nginx", "Stack", "chromium_dom",
 ]
 
 

@@ -9,12 +9,12 @@ import json
 import os
 import re
 import socket
-import time
 from http.client import HTTPResponse
 from pathlib import Path
 
 from harness_base import _run
 from nginx_tools import start_nginx
+from waits import wait_for
 
 
 class Headers(dict):
@@ -158,14 +158,14 @@ def nginx_access_line(prefix, request_id):
     """The access-log line of one request of the nginx in `prefix` (local.conf.in's format).
     nginx writes it after the response, so it may lag the client a little."""
     log = Path(prefix) / "access.log"
-    deadline = time.monotonic() + 5
-    while True:
-        lines = [line for line in log.read_text().splitlines()
-                 if f"request_id={request_id} " in line]
-        if lines or time.monotonic() > deadline:
-            assert len(lines) == 1, (request_id, lines)
-            return lines[0]
-        time.sleep(0.02)
+
+    def lines():
+        return [line for line in log.read_text().splitlines()
+                if f"request_id={request_id} " in line]
+    wait_for(lines, 5, 0.02)
+    found = lines()
+    assert len(found) == 1, (request_id, found)
+    return found[0]
 
 
 _client_numbers = itertools.count()

@@ -11,13 +11,15 @@ from pathlib import Path
 
 
 def wait_for(predicate, seconds=15, step=0.1):
-    """Polls predicate every `step` seconds until it holds (True) or `seconds` pass (False)."""
+    """Polls predicate every `step` seconds until it holds (True) or `seconds` pass (False). It
+    is asked at least once, and once more after the deadline (a slow machine's last step)."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while True:
         if predicate():
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(step)
-    return False
 
 
 def await_true(predicate, seconds=15, step=0.1, what=""):
