@@ -11,7 +11,7 @@ from itertools import count
 
 from fcgi_client import fcgi_get
 from fixture import Fixture
-from harness import Stack, await_true
+from harness import Stack, await_true, quiet_window
 
 fixture = Fixture()
 stack = None
@@ -185,7 +185,7 @@ def goes_on_after(test, target, had, change):
     try:
         expected = change()
         await_true(lambda: expected in stream.events, what="the next change")
-        time.sleep(1)
+        quiet_window(1)  # and nothing after it
         test.assertEqual(stream.events, [expected])
     finally:
         stream.close()

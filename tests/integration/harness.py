@@ -23,7 +23,8 @@ Stack's parts live in modules of their own, and everything tests import comes fr
 (__all__): harness_base.py (paths, accounts, endpoint descriptions, running a command),
 stack_db.py (the MariaDB servers, SQL, table locks), stack_worker.py (the worker, its /status and
 refreshed copies, its processes), stack_http.py (requests through nginx, nginx's logs and cache,
-client addresses), waits.py (wait_for, await_true, hang).
+client addresses), nginx_tools.py (another nginx on a stack's worker, nginx -t of the drop-ins),
+waits.py (wait_for, await_true, hang, pace, quiet_window).
 
 Binaries come from $CONNECTOR_BUILD_DIR (default: <repo>/build); ctest sets it to the build tree
 that registered the test, so build-asan/ runs the sanitized worker. Python 3 standard library only.
@@ -44,12 +45,13 @@ from harness_base import (ACCOUNTS_ENV, ADMIN, BUILD_DIR, DB_PASSWORD, LOAD_FROM
                           WORKER_STOP_TIMEOUT, WORKER_WRAPPER, WRITE_PASSWORD, WRITE_USER,
                           StackError, _free_port, _os_user, _run, _tail, endpoint_descriptions,
                           endpoint_params, nginx_contract, sanitized_build)
+from nginx_tools import nginx_t, start_nginx, stop_nginx
 from stack_db import StackDatabase
 from stack_http import (Headers, Response, StackHttp, client_address, connect, nginx_access_line,
                         prometheus, source_for, target_path, upstream_status)
 from stack_worker import StackWorker
 from tripwire import Tripwire
-from waits import await_true, hang, wait_for
+from waits import await_true, hang, pace, quiet_window, wait_for
 
 # What tests import from here (the harness's parts live in the modules above).
 __all__ = [
@@ -60,7 +62,8 @@ __all__ = [
     "_run", "_tail", "endpoint_descriptions", "endpoint_params", "nginx_contract",
     "sanitized_build", "fcgi_get", "Headers", "Response", "client_address", "connect",
     "nginx_access_line", "prometheus", "source_for", "target_path", "upstream_status",
-    "await_true", "hang", "wait_for", "Stack", "chromium_dom",
+    "await_true", "hang", "pace", "quiet_window", "wait_for", "nginx_t", "start_nginx",
+    "stop_nginx", "Stack", "chromium_dom",
 ]
 
 

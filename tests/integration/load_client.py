@@ -27,6 +27,8 @@ import threading
 import time
 from urllib.parse import parse_qs, urlsplit
 
+from waits import pace
+
 ENDPOINTS = ("/v1/networks", "/v1/connects", "/v1/pairs", "/v1/history", "/v1/history/hash",
              "/v1/ab", "/v1/account")
 # A deposit address request the sample fixture's chains accept (docs/tour.md, GET /v1/account).
@@ -258,7 +260,7 @@ class Load:
 
     def run_for(self, seconds):
         self.start()
-        time.sleep(seconds)
+        pace(seconds)  # the load left running for a while
         self.stop()
         return self
 

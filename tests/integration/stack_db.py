@@ -3,9 +3,9 @@ options): the primary and the replica started and stopped, SQL as the admin or a
 and table locks held for a test. Python 3 standard library only."""
 
 import subprocess
-import time
 
 from harness_base import ACCOUNTS_ENV, SCRIPTS, StackError, _free_port, _os_user, _run
+from waits import wait_for
 
 
 class StackDatabase:
@@ -146,15 +146,16 @@ class StackDatabase:
             ["mariadb", "--no-defaults", f"--socket={self.db_socket}", "-u", _os_user(),
              "connector", "-e", f"LOCK TABLES {table} WRITE; SELECT {marker}; UNLOCK TABLES;"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            rows = self.sql("SELECT COUNT(*) FROM information_schema.processlist "
-                            f"WHERE info = 'SELECT {marker}'")
-            if rows == [["1"]]:
-                return process
-            if process.poll() is not None:
-                break
-            time.sleep(0.05)
+        held = False
+
+        def held_or_ended():
+            nonlocal held
+            held = self.sql("SELECT COUNT(*) FROM information_schema.processlist "
+                            f"WHERE info = 'SELECT {marker}'") == [["1"]]
+            return held or process.poll() is not None
+        # Until the session sleeps holding the lock, or has ended without it (30 s at most).
+        if wait_for(held_or_ended, 30, 0.05) and held:
+            return process
         process.kill()
         process.wait()
         raise StackError(f"the session locking {table} did not start")

@@ -9,11 +9,12 @@ import json
 import os
 import re
 import socket
-import time
 from http.client import HTTPResponse
 from pathlib import Path
 
-from harness_base import SCRIPTS, StackError, _free_port, _run
+from harness_base import _run
+from nginx_tools import start_nginx
+from waits import wait_for
 
 
 class Headers(dict):
@@ -54,16 +55,9 @@ class StackHttp:
     self.nginx_env and self.nginx_cache are Stack's)."""
 
     def _start_nginx(self):
-        for attempt in range(3):  # the free port can be taken between picking and binding
-            self.port = _free_port()
-            try:
-                _run([SCRIPTS / "nginx-start", self.nginx_prefix, self.port, self.fcgi_socket],
-                     env={**os.environ, **self.nginx_env,
-                          "NGINX_CONNECTOR_CACHE": "on" if self.nginx_cache else "off"})
-                return
-            except StackError:
-                if attempt == 2:
-                    raise
+        self.port = start_nginx(self.nginx_prefix, self.fcgi_socket,
+                                {**self.nginx_env,
+                                 "NGINX_CONNECTOR_CACHE": "on" if self.nginx_cache else "off"})
 
     def request(self, method, target, headers=None, body=b"", timeout=30, source=None):
         """Sends one HTTP/1.1 request through nginx, with the target exactly as given (str or
@@ -164,14 +158,14 @@ def nginx_access_line(prefix, request_id):
     """The access-log line of one request of the nginx in `prefix` (local.conf.in's format).
     nginx writes it after the response, so it may lag the client a little."""
     log = Path(prefix) / "access.log"
-    deadline = time.monotonic() + 5
-    while True:
-        lines = [line for line in log.read_text().splitlines()
-                 if f"request_id={request_id} " in line]
-        if lines or time.monotonic() > deadline:
-            assert len(lines) == 1, (request_id, lines)
-            return lines[0]
-        time.sleep(0.02)
+
+    def lines():
+        return [line for line in log.read_text().splitlines()
+                if f"request_id={request_id} " in line]
+    wait_for(lines, 5, 0.02)
+    found = lines()
+    assert len(found) == 1, (request_id, found)
+    return found[0]
 
 
 _client_numbers = itertools.count()

@@ -13,7 +13,7 @@ from pathlib import Path
 from fcgi_client import fcgi_get
 from harness_base import (SANITIZER_MARKERS, WORKER, WORKER_START_TIMEOUT, WORKER_STOP_TIMEOUT,
                           WORKER_WRAPPER, StackError, _tail)
-from waits import await_true
+from waits import await_true, wait_for
 
 
 class StackWorker:
@@ -37,17 +37,16 @@ class StackWorker:
                                        env=env)
         log.close()
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.worker.poll() is not None:
-                raise StackError(f"connector-worker exited with {self.worker.returncode}:\n"
-                                 f"{_tail(self.worker_log)}")
+
+        def listening():
+            self._fail_if_exited()
             try:
                 with socket.socket(socket.AF_UNIX) as s:
                     s.connect(str(self.fcgi_socket))
-                break
+                return True
             except OSError:
-                time.sleep(0.05)
-        else:
+                return False
+        if not wait_for(listening, timeout, 0.05):
             raise StackError(f"connector-worker not listening on {self.fcgi_socket} after "
                              f"{timeout} s:\n{_tail(self.worker_log)}")
         if wait_loaded:
@@ -74,16 +73,14 @@ class StackWorker:
         its request and frees itself after writing the answer, so a client may read /status
         before those figures move. Returns (status, how many /status requests it took);
         raises StackError if some thread stays busy for `timeout` seconds."""
-        deadline = time.monotonic() + timeout
-        polls = 0
-        while True:
-            polls += 1
-            status = self.get("/status").json()
-            if status["active_threads"] == 1:
-                return status, polls
-            if time.monotonic() >= deadline:
-                raise StackError(f"a worker thread stayed busy for {timeout} s: {status}")
-            time.sleep(0.05)
+        seen = []
+
+        def settled():
+            seen.append(self.get("/status").json())
+            return seen[-1]["active_threads"] == 1
+        if not wait_for(settled, timeout, 0.05):
+            raise StackError(f"a worker thread stayed busy for {timeout} s: {seen[-1]}")
+        return seen[-1], len(seen)
 
     def supply_expiries(self):
         """When each worker process's refreshed supply (/v1/ab) stops being served, on
@@ -99,9 +96,10 @@ class StackWorker:
         reference data and supply copies whose load began after after_unix_ms (0: any load),
         as the processes state it in /status; returns their process_list entries. Raises
         StackError after `timeout` seconds with what they showed."""
-        deadline = time.monotonic() + timeout
-        shown = None
-        while True:
+        shown, loaded = None, []
+
+        def all_loaded():
+            nonlocal shown, loaded
             try:
                 shown = self.worker_status()
                 serving = [p for p in shown["process_list"] if not p["retiring"]]
@@ -109,17 +107,23 @@ class StackWorker:
                           if min(p["reference_snapshot"]["as_of_unix_ms"],
                                  p["supply_snapshot"]["as_of_unix_ms"]) > after_unix_ms]
                 if len(serving) == len(loaded) == shown["configured_processes"]:
-                    return loaded
+                    return True
             except OSError:  # a process that was ending as it was asked
                 pass
-            if self.worker is not None and self.worker.poll() is not None:
-                raise StackError(f"connector-worker exited with {self.worker.returncode}:\n"
-                                 f"{_tail(self.worker_log)}")
-            if time.monotonic() >= deadline:
-                raise StackError(f"the worker's processes did not load refreshed copies newer than "
-                                 f"{after_unix_ms} within {timeout} s; /status: {shown}\n"
-                                 f"{_tail(self.worker_log)}")
-            time.sleep(0.05)
+            if self.worker is not None:
+                self._fail_if_exited()
+            return False
+        if not wait_for(all_loaded, timeout, 0.05):
+            raise StackError(f"the worker's processes did not load refreshed copies newer than "
+                             f"{after_unix_ms} within {timeout} s; /status: {shown}\n"
+                             f"{_tail(self.worker_log)}")
+        return loaded
+
+    def _fail_if_exited(self):
+        """Raises StackError, with its log's tail, if connector-worker has exited."""
+        if self.worker.poll() is not None:
+            raise StackError(f"connector-worker exited with {self.worker.returncode}:\n"
+                             f"{_tail(self.worker_log)}")
 
     def rewrite_config(self, **changes):
         """Changes worker config keys (a value of None removes the key) and rewrites the file;

@@ -30,7 +30,7 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import (LOAD_FROM_ONE_CLIENT, Stack, StackError, endpoint_descriptions, hang,
+from harness import (LOAD_FROM_ONE_CLIENT, Stack, StackError, endpoint_descriptions, hang, pace,
                      wait_for)
 from load_client import Load, Target
 
@@ -133,10 +133,10 @@ class HungDatabase(unittest.TestCase):
             Target("/v1/history/hash?hash=" + fixture.history[0]["hash"])], connections=2)
         sequential = []
         with memory, database:
-            time.sleep(1)
+            pace(1)  # the loads running before the hang
             stopped = hang(pid)
             try:
-                time.sleep(STOPPED_SECONDS - 1)
+                pace(STOPPED_SECONDS - 1)  # the database hung for a while under the loads
                 for _ in range(5):
                     started = time.monotonic()
                     r = stack.get("/v1/networks")

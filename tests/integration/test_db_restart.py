@@ -7,7 +7,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import Stack, hang, wait_for
+from harness import Stack, await_true, hang, pace, wait_for
 
 stack = None
 fixture = Fixture()
@@ -35,8 +35,8 @@ class DatabaseRestart(unittest.TestCase):
         stack.stop_mariadb()
         # /v1/ab is served from memory until every process's refreshed supply is too old.
         expired = max(stack.supply_expiries())
-        while time.monotonic() <= expired:
-            time.sleep(0.05)
+        await_true(lambda: time.monotonic() > expired, expired - time.monotonic() + 5, 0.05,
+                   what="every process's refreshed supply past its maximum age")
         for target in ("/v1/history?page_size=5", "/v1/ab",
                        f"/v1/history/hash?hash={fixture.history[0]['hash']}"):
             for _ in range(6):  # reaches several threads
@@ -98,7 +98,7 @@ class SupplyDuringAnOutage(unittest.TestCase):
                     sent = time.monotonic()
                     r = s.get("/v1/ab")
                     answers.append((sent, time.monotonic(), r))
-                    time.sleep(0.05)
+                    pace(0.05)  # a request every 50 ms until past the expiries
                 expiries = s.supply_expiries()  # what the processes last stored
             finally:
                 os.kill(mariadb, signal.SIGCONT)

@@ -10,13 +10,13 @@ import os
 import re
 import select
 import subprocess
-import time
 import unittest
 
 import events_support
 from events_support import (Poll, Subscriber, address_in_flight, by_hash, change_list,
                             goes_on_after, new_record, newest_seq, poll_changes,
                             poll_headers_are_the_apis, record_in_flight, wait_published)
+from harness import quiet_window
 
 stack = None
 
@@ -48,7 +48,7 @@ class RecordEvents(unittest.TestCase):
             self.assertIn(b'"status":"Confirmed"', changes[-1][1])
             # An update that changes nothing shown is no change.
             stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
-            time.sleep(1)
+            quiet_window(1)
             self.assertEqual(len(subscriber.events), 3)
         finally:
             subscriber.close()
@@ -64,7 +64,7 @@ class RecordEvents(unittest.TestCase):
             second = Subscriber(f"/v1/history/hash/events?hash={record_hash}")
             try:
                 self.assertEqual(second.wait_events(1), [expected])
-                time.sleep(1)  # nothing republished to the first for the second's sake
+                quiet_window(1)  # nothing republished to the first for the second's sake
                 self.assertEqual(first.events, [expected])
                 self.assertEqual(second.events, [expected])
             finally:
@@ -91,7 +91,7 @@ class RecordEvents(unittest.TestCase):
         try:
             self.assertEqual(again.wait_events(2), missed)
             self.assertIn(b'"status":"Pending"', missed[0][1])
-            time.sleep(1)
+            quiet_window(1)
             self.assertEqual(again.events, missed)  # its state is not sent again
         finally:
             again.close()
@@ -110,7 +110,7 @@ class AddressEvents(unittest.TestCase):
         subscriber = Subscriber(f"/v1/history/events?address={address.lower()}")
         try:
             self.assertEqual(subscriber.status, 200)
-            time.sleep(1)
+            quiet_window(1)
             self.assertEqual(subscriber.events, [])
             expected = []
             for _ in range(3):
@@ -177,7 +177,7 @@ class AddressEvents(unittest.TestCase):
             self.assertEqual(again.status, 200)
             self.assertIn(b"content-type: text/event-stream", again.head.lower())
             self.assertEqual(again.wait_events(2), missed)
-            time.sleep(1)
+            quiet_window(1)
             self.assertEqual(again.events, missed)
         finally:
             again.close()

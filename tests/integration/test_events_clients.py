@@ -22,7 +22,7 @@ from pathlib import Path
 import events_support
 from events_support import (Subscriber, by_hash, change_list, hand_overs, new_record, newest_seq,
                             readme_record, record_in_flight, wait_published)
-from harness import REPO, await_true, chromium_dom
+from harness import REPO, await_true, chromium_dom, quiet_window
 
 stack = None
 
@@ -246,9 +246,7 @@ class TypedClientHelper(unittest.TestCase):
             stack.sql(f"UPDATE history SET status = 'Pending' WHERE id = {history_id}")
             lines.append(next_line())
             seqs = [newest_seq(history_id)]
-            os.kill(int((stack.nginx_prefix / "events" / "nginx.pid").read_text()),
-                    signal.SIGHUP)
-            time.sleep(2)  # the helper comes back, after the seq it has
+            self.reload_the_events_nginx(mode)
             stack.sql(f"UPDATE history SET status = 'Confirmed' WHERE id = {history_id}")
             seqs.append(newest_seq(history_id))
             lines.append(next_line())
@@ -260,6 +258,21 @@ class TypedClientHelper(unittest.TestCase):
         self.assertEqual([str(line["seq"]) for line in lines[1:]], seqs)
         self.assertEqual({line["hash"] for line in lines}, {record_hash})
 
+    def reload_the_events_nginx(self, mode):
+        """nginx -s reload of the events nginx, under the helper; returns once it is done: its
+        old workers, and the helper's connection with them, gone. A stream then comes back,
+        after the seq it has: handed over again, nothing having changed since (waited for too).
+        A poll comes back the same way, but the test's shortened long-polls (3 s) come back on
+        their own too, so no request tells that one apart."""
+        master = int((stack.nginx_prefix / "events" / "nginx.pid").read_text())
+        old, handed_over = nginx_workers(master), hand_overs()
+        os.kill(master, signal.SIGHUP)
+        await_true(lambda: not nginx_workers(master) & old, 30,
+                   what="the events nginx's old workers gone")
+        if mode == "stream":
+            await_true(lambda: hand_overs() > handed_over, 30,
+                       what="the helper's stream handed over again")
+
     def test_follow_events_yields_each_change_once_across_a_reconnection(self):
         handovers = hand_overs()
         self.follow("stream", 4)
@@ -269,6 +282,11 @@ class TypedClientHelper(unittest.TestCase):
 
     def test_poll_changes_yields_each_change_once_across_a_reload(self):
         self.follow("poll", 6)
+
+
+def nginx_workers(master):
+    """The pids of the nginx master's children (its workers)."""
+    return set(Path(f"/proc/{master}/task/{master}/children").read_text().split())
 
 
 class ReadmeExample(unittest.TestCase):
@@ -339,7 +357,7 @@ class ReadmeExample(unittest.TestCase):
         waiting = second.replace("<after>", now["after"])
         process = subprocess.Popen(["bash", "-c", waiting], stdout=subprocess.PIPE)
         try:
-            time.sleep(1)
+            quiet_window(1)
             self.assertIsNone(process.poll())  # waiting in nginx
             stack.sql(f"UPDATE history SET status_message = 'readme' WHERE id = {history_id}")
             changed = (newest_seq(history_id), by_hash(record_hash))

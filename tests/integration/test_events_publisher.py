@@ -9,14 +9,13 @@ import os
 import signal
 import socket
 import threading
-import time
 import unittest
 
 import events_support
 from events_support import (Subscriber, address_in_flight, by_hash, events_figure, fixture,
                             new_record, newest_seq, _next_id, publisher_pid, record_in_flight,
                             wait_published)
-from harness import Stack, await_true, hang
+from harness import Stack, await_true, hang, pace, quiet_window
 
 stack = None
 
@@ -40,7 +39,7 @@ class Publisher(unittest.TestCase):
             for _ in range(n):
                 history_id, _ = new_record(source)
                 expected.append(newest_seq(history_id))
-                time.sleep(0.05)
+                pace(0.05)  # writes spread out, so that the kill and the hang fall among them
 
         def writing(n):
             writer = threading.Thread(target=write, args=(n,))
@@ -51,8 +50,9 @@ class Publisher(unittest.TestCase):
             write(3)
             subscriber.wait_events(len(expected))
             # The publisher's process killed while changes are being written.
+            written = len(expected)
             writer = writing(10)
-            time.sleep(0.2)
+            await_true(lambda: len(expected) > written, what="the writes under way")
             old = publisher_pid()
             stack.tripwire.expect("killed by Killed", "the publisher's process, killed here")
             os.kill(old, signal.SIGKILL)
@@ -64,13 +64,13 @@ class Publisher(unittest.TestCase):
             hang(mariadb)
             try:
                 writer = writing(5)
-                time.sleep(6)
+                pace(6)  # the database hung for longer than the publisher's lease
             finally:
                 os.kill(mariadb, signal.SIGCONT)
             writer.join(60)
             write(3)
             subscriber.wait_events(len(expected), seconds=30)
-            time.sleep(1)
+            quiet_window(1)  # for any repeat
             self.assertEqual(len(expected), 21)
             # Every change, in order. Delivery is at least once across a killed holder (docs/
             # events.md): the change it was publishing at that instant may come again, with the
@@ -126,7 +126,7 @@ class PassedOver(unittest.TestCase):
             wait_published(expected[0])
             self.assertEqual(events_figure("changes_unpublishable"), 1)
             self.assertEqual(events_figure("publishes_refused"), 0)
-            time.sleep(1)
+            quiet_window(1)
             self.assertEqual(subscriber.events, [expected])
         finally:
             subscriber.close()

@@ -30,7 +30,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import LOAD_FROM_ONE_CLIENT, READ_USER, Stack
+from harness import LOAD_FROM_ONE_CLIENT, READ_USER, Stack, pace, wait_for
 from load_client import ACCOUNT_QUERY, Load, Target, all_endpoints
 
 fixture = Fixture()
@@ -70,12 +70,7 @@ def started_at(pid):
 
 def wait_until(predicate, seconds, step=0.01):
     """Polls predicate until it holds; returns the time it first held (monotonic), or None."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return time.monotonic()
-        time.sleep(step)
-    return None
+    return time.monotonic() if wait_for(predicate, seconds, step) else None
 
 
 def is_unavailable(r):
@@ -122,7 +117,7 @@ class Faults(unittest.TestCase):
                       connections=THREADS + 2)
         others = Load(s.port, [t for t in targets if t.endpoint not in HISTORY], connections=4)
         with parked:
-            time.sleep(1.5)
+            pace(1.5)  # the history load running before the lock
             lock = s.hold_table_lock("history", 60)
             try:
                 # At least a process's worth of history requests wait on the lock in worker
@@ -152,7 +147,7 @@ class Faults(unittest.TestCase):
             # When the kernel started the replacement, not when this test saw it.
             replaced_at = replaced and max(started_at(pid) for pid in s.worker_children())
             whole_at = wait_until(whole, 10)  # as seen by this test: reported, not asserted
-            time.sleep(2)
+            pace(2)  # the loads running on after the replacement
             others.__exit__(None, None, None)
         failed = failures(parked) + failures(others)
         for name, load in (("history, waiting on a lock at the kill", parked),
@@ -194,7 +189,7 @@ class Faults(unittest.TestCase):
             down_from = time.monotonic()
             # The worker serves /v1/ab from memory until its refreshed supply is too old.
             supply_expired = max(s.supply_expiries())
-            time.sleep(10)
+            pace(10)  # the fault: the database down for 10 s
             down_until = time.monotonic()
             s.start_mariadb()
             restarted_ms = time.time() * 1000
@@ -207,7 +202,7 @@ class Faults(unittest.TestCase):
             # (kReconnectPause), long past by then.
             s.wait_refreshed(after_unix_ms=restarted_ms)
             recovered = time.monotonic() + 0.2
-            time.sleep(3)
+            pace(3)  # the load running on after the recovery
         self.assertIsNotNone(back, "no recovery within 30 s of the restart")
         while_down = load.between(down_from, down_until)
         after = [r for r in load.records if r.started >= recovered]
@@ -256,7 +251,7 @@ class Faults(unittest.TestCase):
         slow_load = Load(s.port, history, connections=3)
         other_load = Load(s.port, [t for t in targets if t not in history], connections=3)
         with slow_load, other_load:
-            time.sleep(1)
+            pace(1)  # the loads running before the lock
             lock = s.hold_table_lock("history", LOCK_SECONDS)
             # The lock was taken before hold_table_lock() saw its session sleeping, and is held
             # for LOCK_SECONDS from then: this window is inside it.
@@ -264,7 +259,7 @@ class Faults(unittest.TestCase):
             locked_until = locked_from + LOCK_SECONDS - 1
             lock.wait(timeout=60)
             released = time.monotonic()
-            time.sleep(2)
+            pace(2)  # the loads running on after the release
         slow = slow_load.between(locked_from, locked_until)
         others = other_load.between(locked_from, locked_until)
         after = [r for load in (slow_load, other_load) for r in load.records
@@ -294,12 +289,12 @@ class Faults(unittest.TestCase):
         nginx_pid = s.nginx_pid()
         load = Load(s.port, all_endpoints(fixture, unique=True), connections=16)
         with load:
-            time.sleep(1)
+            pace(1)  # the load running before the first reload, then between the reloads
             for _ in range(2):
                 s.reload_worker()
-                time.sleep(1.5)
+                pace(1.5)
                 s.reload_nginx()
-                time.sleep(1.5)
+                pace(1.5)
         report("reload of the workers (SIGHUP) and nginx (-s reload), 2 each", load)
         self.assertGreater(load.sent, 100)
         self.assertEqual(failures(load), [])
@@ -319,13 +314,13 @@ class ReplicaKilled(unittest.TestCase):
                    nginx_env=LOAD_FROM_ONE_CLIENT, config={"processes": PROCESSES}) as s:
             load = Load(s.port, all_endpoints(fixture, unique=True), connections=12)
             with load:
-                time.sleep(2)
+                pace(2)  # the load running before the kill
                 # Reads are the replica's: on the primary, the reader has only the pool's lag
                 # monitor (db/replica_monitor.h).
                 self.assertEqual(s.db_connections(READ_USER), 1)
                 self.assertGreater(s.db_connections(READ_USER, replica=True), 0)
                 os.kill(s.replica_pid(), signal.SIGKILL)
-                time.sleep(4)
+                pace(4)  # the load running on after the kill
                 on_primary = s.db_connections(READ_USER) - 1
             report("kill -9 of the read replica", load, readers_on_primary_after=on_primary)
             self.assertGreater(load.sent, 100)

@@ -29,7 +29,7 @@ import unittest
 import fcgi_client
 from fcgi_client import closed_by_peer, connect, fcgi_get, record, request_bytes, request_params
 from fixture import Fixture
-from harness import SANITIZER_MARKERS, WORKER, WORKER_WRAPPER, Stack, wait_for
+from harness import SANITIZER_MARKERS, WORKER, WORKER_WRAPPER, Stack, pace, wait_for
 
 fixture = Fixture()
 THREADS = 2
@@ -150,9 +150,9 @@ class ReadTimeout(unittest.TestCase):
             whole = request_bytes(request_params("/healthz"), request_id=1, keep_conn=True)
             stdin_end = record(fcgi_client.STDIN, 1)
             sock.sendall(whole[:-len(stdin_end)])
-            time.sleep(0.2)
+            pace(0.2)  # each part in packets of its own, late
             sock.sendall(record(fcgi_client.STDIN, 1, b"x" * 600))
-            time.sleep(0.2)
+            pace(0.2)
             sock.sendall(stdin_end)
             status, _, body = fcgi_client.read_response(sock)
             self.assertEqual((status, json.loads(body)), (200, {"status": "ok"}))

@@ -12,7 +12,7 @@ import unittest
 
 from fcgi_client import connect, fcgi_get, request_bytes, request_params
 from fixture import Fixture
-from harness import LOAD_FROM_ONE_CLIENT, Stack
+from harness import LOAD_FROM_ONE_CLIENT, Stack, await_true
 from load_client import Load, Target
 
 fixture = Fixture()
@@ -98,10 +98,8 @@ class Slowloris(unittest.TestCase):
                 # Every connection waits, without a thread: all of them pending, every thread
                 # free but the one answering /status, and a whole request on the socket is
                 # answered meanwhile.
-                deadline = time.monotonic() + SLACK_S
-                while stack.worker_status()["pending_requests"] < CONNECTIONS:
-                    self.assertLess(time.monotonic(), deadline, stack.worker_status())
-                    time.sleep(0.05)
+                await_true(lambda: stack.worker_status()["pending_requests"] >= CONNECTIONS,
+                           SLACK_S, 0.05, what=f"{CONNECTIONS} requests pending")
                 status, _ = stack.settled_status(timeout=SLACK_S)
                 self.assertEqual(status["idle_threads"], PROCESSES * THREADS - 1)
                 # The slow ones, and at most one of each load connection's requests that nginx

@@ -4,8 +4,8 @@ Debian's nginx.conf loads every module of /etc/nginx/modules-enabled/ (nchan, wh
 nginx needs, from libnginx-mod-nchan; echo, with nginx-light). Their variables, with nginx's own
 and the drop-ins' maps, outgrew nginx's default variables hash: every `nginx -t`, start and
 reload warned "could not build optimal variables_hash" until connector-http.conf raised
-variables_hash_max_size. test_nginx checks the drop-ins without modules; this, with them. No
-stack: only nginx -t.
+variables_hash_max_size. test_nginx_files checks the drop-ins without modules; this, with them. No
+stack: only nginx -t (harness.nginx_t, the nginx.conf both use).
 """
 
 import re
@@ -15,9 +15,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import REPO
+from harness import nginx_t
 
-NGINX = REPO / "nginx"
 MODULES_ENABLED = Path("/etc/nginx/modules-enabled")
 CONF_D = ["connector-http.conf", "connector-events-http.conf"]
 SNIPPETS = ["connector.conf", "connector-cache-rules.conf", "connector-v1.conf",
@@ -44,41 +43,12 @@ class DropInsWithDebiansModules(unittest.TestCase):
         self.assertTrue(any("ngx_nchan_module" in line for line in modules), modules)
         tmp = Path(tempfile.mkdtemp(prefix="connector-nginx-modules-"))
         try:
-            (tmp / "conf.d").mkdir()
-            (tmp / "snippets").mkdir()
             moved = {"unix:/run/connector/fcgi.sock ": f"unix:{tmp}/fcgi.sock ",
                      " /var/cache/nginx-connector ": f" {tmp}/cache ",
                      "unix:/run/connector-events/subscribe.sock": f"unix:{tmp}/subscribe.sock",
                      " /var/log/nginx/error.log ": f" {tmp}/error.log "}
-            for folder, names in (("conf.d", CONF_D), ("snippets", SNIPPETS)):
-                for name in names:
-                    text = (NGINX / name).read_text()
-                    for old, new in moved.items():
-                        text = text.replace(old, new)
-                    (tmp / folder / name).write_text(text)
-            conf = tmp / "nginx.conf"
-            conf.write_text("\n".join(modules) + f"""
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log;
-events {{}}
-http {{
-    client_body_temp_path {tmp}/client_body;
-    fastcgi_temp_path {tmp}/fastcgi;
-    proxy_temp_path {tmp}/proxy;
-    scgi_temp_path {tmp}/scgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    include conf.d/*.conf;
-    server {{
-        listen 127.0.0.1:1 default_server;
-        server_name api.example.com;
-        include snippets/connector.conf;
-        include snippets/connector-events.conf;
-    }}
-}}
-""")
-            result = subprocess.run(["nginx", "-t", "-q", "-p", f"{tmp}/", "-c", str(conf),
-                                     "-e", str(tmp / "error.log")],
-                                    capture_output=True, text=True, timeout=30)
+            _, result = nginx_t(tmp, CONF_D, SNIPPETS, moved,
+                                ["connector.conf", "connector-events.conf"], modules, quiet=True)
             self.assertEqual(result.returncode, 0, result.stderr)
             # nchan's [info] lines on its shared memory go to the error log; a warning or worse
             # would be on stderr too.

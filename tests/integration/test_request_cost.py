@@ -25,15 +25,16 @@ Through nginx as it ships, but for two settings, each because of what is counted
 come from one client, as fast as the worker gives them)."""
 
 import http.client
+import os
 import re
+import select
 import signal
 import subprocess
-import time
 import unittest
 from pathlib import Path
 
 from fixture import Fixture
-from harness import Stack, sanitized_build, wait_for
+from harness import Stack, await_true, sanitized_build, wait_for
 
 fixture = Fixture()
 REQUESTS = 1000
@@ -93,16 +94,18 @@ def answer_many(path, count):
         connection.close()
 
 
-def counted(tool, path):
+def counted(tool, path, counting, pass_fds=()):
     """Runs `tool` (a command attached to the pool's threads, which stops on SIGINT and writes
-    its report to its -o file) over REQUESTS answers of `path`; the report's text."""
+    its report to its -o file) over REQUESTS answers of `path`, sent once counting(its Popen)
+    has returned (it returns once the tool counts on every pool thread); the report's text."""
     answer_many(path, 20)  # warm: the refreshed copies, prepared statements, the kept connection
     report = Path(stack.dir) / "cost-report.txt"
     report.unlink(missing_ok=True)
     attached = subprocess.Popen([*tool, "-o", str(report)], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    time.sleep(1)  # attached to every thread before the first request
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                pass_fds=pass_fds)
     try:
+        counting(attached)
         answer_many(path, REQUESTS)
     finally:
         attached.send_signal(signal.SIGINT)
@@ -113,6 +116,12 @@ def counted(tool, path):
     return text
 
 
+def tracer_of(tid):
+    """The pid of the process ptrace-attached to thread `tid` (0: none)."""
+    status = Path(f"/proc/{tid}/status").read_text()
+    return int(re.search(r"^TracerPid:\s+(\d+)$", status, re.M).group(1))
+
+
 # AddressSanitizer's allocator maps and unmaps memory itself: not the worker's system calls.
 SANITIZER_SYSCALLS = {"mmap", "munmap", "madvise", "mprotect"}
 
@@ -120,11 +129,19 @@ SANITIZER_SYSCALLS = {"mmap", "munmap", "madvise", "mprotect"}
 def syscalls_per_answer(path):
     """{system call: calls per answer} of the pool threads (in the sanitized build, without
     the sanitizer's own memory mapping)."""
+    threads = pool_threads()
     tool = ["strace", "-c", "-U", "calls,name"]
-    for tid in pool_threads():
+    for tid in threads:
         tool += ["-p", tid]
+
+    def traced(strace):
+        # Attached (PTRACE_SEIZE): from then on each of the thread's calls stops for strace.
+        def attached():
+            assert strace.poll() is None, f"strace exited: {strace.stderr.read()}"
+            return all(tracer_of(tid) == strace.pid for tid in threads)
+        await_true(attached, 30, 0.01, what="strace attached to every pool thread")
     calls = {}
-    for line in counted(tool, path).splitlines():
+    for line in counted(tool, path, traced).splitlines():
         fields = line.split()
         if len(fields) == 2 and fields[0].isdigit() and fields[1] != "total":
             if not (sanitized_build() and fields[1] in SANITIZER_SYSCALLS):
@@ -166,9 +183,25 @@ def allocations_per_answer(path):
     """{allocator: calls per answer} of the pool threads."""
     add_probes()
     events = ",".join(f"probe_libc:{PROBE_PREFIX}{f}" for f in ALLOCATORS)
-    tool = ["perf", "stat", "-x", ",", "-e", events, "-t", ",".join(pool_threads())]
+    # The counters start disabled (--delay=-1) and count from perf's "ack" of "enable" on its
+    # control pipes, not from a moment after it started.
+    control_perf, control = os.pipe()  # perf reads its commands from the first end
+    ack, ack_perf = os.pipe()  # perf writes "ack" to the second end
+    tool = ["perf", "stat", "-x", ",", "-e", events, "-t", ",".join(pool_threads()),
+            "--delay=-1", f"--control=fd:{control_perf},{ack_perf}"]
+
+    def enabled(perf):
+        os.write(control, b"enable\n")
+        ready, _, _ = select.select([ack], [], [], 30)
+        answer = os.read(ack, 64) if ready else b""
+        assert answer.startswith(b"ack"), f"perf did not enable its counters: {answer!r}"
+    try:
+        report = counted(tool, path, enabled, pass_fds=(control_perf, ack_perf))
+    finally:
+        for fd in (control, control_perf, ack_perf, ack):
+            os.close(fd)
     calls = {}
-    for line in counted(tool, path).splitlines():
+    for line in report.splitlines():
         match = re.match(rf"^(\d+),[^,]*,probe_libc:{PROBE_PREFIX}(\w+)", line)
         if match:
             calls[match.group(2)] = int(match.group(1)) / REQUESTS

@@ -25,7 +25,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import LOAD_FROM_ONE_CLIENT, Stack
+from harness import LOAD_FROM_ONE_CLIENT, Stack, pace, wait_for
 from load_client import Load, all_endpoints
 
 fixture = Fixture()
@@ -55,13 +55,14 @@ def totals(shot):
 def idle_fds(stack, expected, seconds=5):
     """The worker's fds once the last answers are closed: polled (bounded) until they are
     `expected`, for nginx closes its side of a finished FastCGI connection asynchronously."""
-    deadline = time.monotonic() + seconds
-    while True:
+    shot = None
+
+    def idle():
+        nonlocal shot
         shot = resources(stack)
-        if {pid: fds for pid, (_, fds) in shot.items()} == expected or \
-                time.monotonic() > deadline:
-            return shot
-        time.sleep(0.1)
+        return {pid: fds for pid, (_, fds) in shot.items()} == expected
+    wait_for(idle, seconds, 0.1)
+    return shot
 
 
 class Soak(unittest.TestCase):
@@ -79,7 +80,7 @@ class Soak(unittest.TestCase):
             warm = Load(stack.port, targets, CONNECTIONS, keep_records=False)
             warm.run_for(WARM_UP_SECONDS)
             self.assertEqual(warm.failures, {}, warm.summary())
-            time.sleep(KEPT_IDLE_MS / 1000 + 1)
+            pace(KEPT_IDLE_MS / 1000 + 1)  # every kept connection idle past its timeout
             start = resources(stack)
             sessions_start = stack.db_connections()
 
@@ -88,7 +89,7 @@ class Soak(unittest.TestCase):
             with load:
                 began = time.monotonic()
                 while time.monotonic() - began < SECONDS:
-                    time.sleep(min(SAMPLE_EVERY_S, max(0, SECONDS - (time.monotonic() - began))))
+                    pace(min(SAMPLE_EVERY_S, max(0, SECONDS - (time.monotonic() - began))))
                     samples.append({"at_s": round(time.monotonic() - began),
                                     "rss_kb": totals(resources(stack))["rss_kb"],
                                     "sent": load.sent})

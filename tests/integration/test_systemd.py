@@ -22,7 +22,7 @@ import time
 import unittest
 
 from fixture import Fixture
-from harness import LOAD_FROM_ONE_CLIENT, WORKER, Stack, sanitized_build
+from harness import LOAD_FROM_ONE_CLIENT, WORKER, Stack, pace, sanitized_build, wait_for
 from systemd_runs import (HeldSocket, Load, NotifySocket, Sandbox, WorkerRun, children_of,
                           listening_unix_sockets, proc_status, sanitizer_env, socket_inode_of_fd)
 from systemd_units import FDNAME, INHERITED_LOG_LINE, NETWORKS, SERVICE_UNIT, clean_env
@@ -94,11 +94,12 @@ class WorkerUnderSystemd(unittest.TestCase):
             log.close()
         run = WorkerRun(proc, log_path)
         self.runs.append(run)
-        deadline = time.monotonic() + 10
-        while "Listening on" not in run.log():
+
+        def listening():
             self.assertIsNone(proc.poll(), run.log())
-            self.assertLess(time.monotonic(), deadline, run.log())
-            time.sleep(0.02)
+            return "Listening on" in run.log()
+        if not wait_for(listening, 10, 0.02):
+            self.fail(run.log())
         return run
 
     def test_socket_activated_worker_answers_through_nginx(self):
@@ -206,15 +207,15 @@ class WorkerUnderSystemd(unittest.TestCase):
         mark, _ = notify.wait_for("READY")
         self.get_networks()
         with Load(stack) as load:
-            time.sleep(1.0)
+            pace(1.0)  # the load running before the stop
             first.stop(self)
             gone = time.monotonic()
-            time.sleep(0.5)  # no worker at all: requests wait in the accept queue
+            pace(0.5)  # no worker at all: requests wait in the accept queue
             second = held.spawn(args, env, stack.dir / "held-2.log")
             self.runs.append(second)
             notify.wait_for("READY", since=mark + 1)
             back = time.monotonic()
-            time.sleep(1.0)
+            pace(1.0)  # the load running after
         second.stop(self)
 
         self.assertEqual(load.failures(), [])
@@ -253,9 +254,7 @@ class WorkerUnderSystemd(unittest.TestCase):
         run.proc.send_signal(signal.SIGHUP)  # new worker processes are forked in the sandbox
         reloading, _ = notify.wait_for("RELOADING", since=ready + 1)
         notify.wait_for("READY", since=reloading + 1)
-        deadline = time.monotonic() + 20
-        while set(children_of(run.proc.pid)) & before and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: not set(children_of(run.proc.pid)) & before, 20, 0.05)
         self.assertFalse(set(children_of(run.proc.pid)) & before, "old worker processes stayed")
         self.assertTrue(children_of(run.proc.pid), "no new worker processes")
         for _ in range(10):

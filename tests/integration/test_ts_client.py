@@ -27,7 +27,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 import unittest
 import urllib.error
 import urllib.request
@@ -97,14 +96,10 @@ class Prism:
                 raise harness.StackError(f"Prism ({name}) did not start:\n{self.log()[-3000:]}")
 
     def wait_listening(self, timeout=90):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                return False
-            if "Prism is listening" in self.log():
-                return True
-            time.sleep(0.2)
-        return False
+        """Whether Prism says it listens within `timeout` seconds (False: it exited, or not)."""
+        harness.wait_for(lambda: self.process.poll() is not None
+                         or "Prism is listening" in self.log(), timeout, 0.2)
+        return self.process.poll() is None and "Prism is listening" in self.log()
 
     @property
     def url(self):

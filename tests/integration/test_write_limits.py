@@ -14,7 +14,7 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import REPO, Stack
+from harness import REPO, Stack, await_true
 
 fixture = Fixture()
 CAP = 3
@@ -120,8 +120,7 @@ class WorkerCap(StackPerClass):
     def test_new_rows_past_the_cap_are_503_and_recorded_ones_still_answer(self):
         # All in one minute of the window's clock, CLOCK_MONOTONIC (db/new_row_budget.h),
         # which time.monotonic() reads: start early enough in it.
-        if second_of_minute() >= 45:
-            time.sleep(61 - second_of_minute())
+        await_true(lambda: second_of_minute() < 45, 62, what="early in a minute of the clock")
         before_rows = rows()
         created, refused = (metric("connector_deposit_accounts_created_total"),
                             metric("connector_deposit_accounts_refused_total"))

@@ -28,11 +28,11 @@ set(CONNECTOR_LOAD_TESTS test_faults test_soak test_cache_bounds test_fleet test
 # recovery time (a second test beside them would only add noise to what they measure).
 set(CONNECTOR_EXCLUSIVE_TESTS ${CONNECTOR_LOAD_TESTS} test_database_boundary test_events
     test_fcgi_slowloris test_fcgi_connections test_fcgi_boundary test_log_flood test_nginx
-    test_replica_lag test_replicas test_db_restart test_systemd test_worker_pool
+    test_nginx_cache test_replica_lag test_replicas test_db_restart test_systemd test_worker_pool
     test_events_fault_domain test_request_cost test_events_publisher test_events_clients)
 set(CONNECTOR_FAULT_TESTS test_faults test_db_restart test_database_boundary test_replicas
     test_replica_lag test_fleet_nodes test_fleet_primary test_events_publisher
-    test_events_fault_domain)
+    test_events_fault_domain test_nginx_cache)
 
 file(GLOB CONNECTOR_INTEGRATION_TESTS CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.py)
 foreach(test_file IN LISTS CONNECTOR_INTEGRATION_TESTS)

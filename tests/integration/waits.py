@@ -1,6 +1,8 @@
 """Waiting on a stated condition instead of a clock (harness.py re-exports these): poll a
 predicate (wait_for, await_true), or stop a process and wait until every thread of it is
-stopped (hang). Python 3 standard library only."""
+stopped (hang). The two clocks a test may mean are named too, so that a bare time.sleep() in a
+test is always a question: pace() (time the test lets pass on purpose) and quiet_window() (a
+time in which nothing more may arrive). Python 3 standard library only."""
 
 import os
 import signal
@@ -9,13 +11,15 @@ from pathlib import Path
 
 
 def wait_for(predicate, seconds=15, step=0.1):
-    """Polls predicate every `step` seconds until it holds (True) or `seconds` pass (False)."""
+    """Polls predicate every `step` seconds until it holds (True) or `seconds` pass (False). It
+    is asked at least once, and once more after the deadline (a slow machine's last step)."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while True:
         if predicate():
             return True
+        if time.monotonic() >= deadline:
+            return False
         time.sleep(step)
-    return False
 
 
 def await_true(predicate, seconds=15, step=0.1, what=""):
@@ -50,3 +54,18 @@ def _every_thread_stopped(pid):
         if stat.rsplit(b")", 1)[1].split()[0] not in (b"T", b"t"):
             return False
     return True
+
+
+def pace(seconds):
+    """Lets `seconds` pass on purpose, not as a stand-in for a condition: the test's own rhythm
+    (a slow client's bytes, writes spread out, a load or a fault left running for a while, a
+    lifetime left to run out). What the test then asserts must not depend on the machine having
+    done anything in that time; a state it needs is waited for (wait_for, await_true)."""
+    time.sleep(seconds)
+
+
+def quiet_window(seconds):
+    """Waits `seconds` in which nothing more may arrive (an event, an answer, a process's
+    exit): the caller asserts afterwards that nothing did. An absence has no state to wait on;
+    on a slow machine the window only catches less, it never fails a correct service."""
+    time.sleep(seconds)
