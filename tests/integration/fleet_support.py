@@ -23,11 +23,10 @@ import socket
 import subprocess
 import tempfile
 import textwrap
-import time
 import uuid
 from pathlib import Path
 
-from harness import BUILD_DIR, MARIADB_INIT_CACHE, REPO, await_true
+from harness import BUILD_DIR, MARIADB_INIT_CACHE, REPO, await_true, wait_for
 from load_client import ACCOUNT_QUERY, Load, Target
 from tripwire import Tripwire
 
@@ -78,13 +77,11 @@ class Fleet:
              "--state", str(self.state_dir)], stdin=subprocess.DEVNULL, stdout=self.log,
             stderr=subprocess.STDOUT, env=env)
         state_file = self.state_dir / "state.json"
-        deadline = time.monotonic() + 240
-        while not state_file.exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                log = self.log_text()[-3000:]
-                self.stop()
-                raise RuntimeError("scripts/fleet did not start:\n" + log)
-            time.sleep(0.2)
+        if not wait_for(lambda: state_file.exists() or self.process.poll() is not None, 240, 0.2) \
+                or not state_file.exists():
+            log = self.log_text()[-3000:]
+            self.stop()
+            raise RuntimeError("scripts/fleet did not start:\n" + log)
         self.state = json.loads(state_file.read_text())
         self.nodes = self.state["nodes"]
         # Fails the test during which a process of the fleet crashed (tripwire.py): the front's

@@ -9,12 +9,11 @@ import json
 import re
 import socket
 import threading
-import time
 import unittest
 from pathlib import Path
 
 from fleet_support import Fleet, get, new_recipient, unique
-from harness import await_true
+from harness import await_true, pace
 
 JSON = "application/json; charset=utf-8"
 
@@ -227,7 +226,7 @@ class LongPolls(unittest.TestCase):
                 for source in ("127.0.0.170", "127.0.0.171"):
                     status, headers, body = get(front, "/v1/networks", source=source)
                     others.append((status, headers.get("Content-Type"), body))
-                time.sleep(0.1)
+                pace(0.1)
             answers = [poll.result() for poll in polls]
         self.assertGreater(len(others), 10)
         self.assertEqual([(s, t, b[:80]) for s, t, b in others if (s, t) != (200, JSON)], [])

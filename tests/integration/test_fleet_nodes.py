@@ -5,13 +5,12 @@ starts by its script, and state.json follows; scripts/fleet stop stops everythin
 teardown: Fleet.stop)."""
 
 import subprocess
-import time
 import unittest
 from pathlib import Path
 
 from fleet_support import (CLIENTS, MAX_LAG_S, Fleet, alive, doc_blocks, failures, get,
                            replica_state, unique)
-from harness import await_true
+from harness import await_true, pace
 
 fleet = None
 
@@ -37,11 +36,11 @@ class NodeFailures(unittest.TestCase):
         node = fleet.nodes[0]
         load = fleet.load_through_front()
         with load:
-            time.sleep(2)
+            pace(2)
             fleet.kill_node(node)
-            time.sleep(4)
+            pace(4)
             fleet.start_node(node)
-            time.sleep(2)
+            pace(2)
         self.assertGreater(load.sent, 200)
         self.assertEqual(failures(load), [], load.summary())
         for path in ("/v1/networks", unique("/v1/history?page_size=2")):
@@ -51,14 +50,14 @@ class NodeFailures(unittest.TestCase):
         [restart] = doc_blocks(4, "sh")
         load = fleet.load_through_front()
         with load:
-            time.sleep(1)
+            pace(1)
             for node in fleet.nodes:
                 fleet.run_doc_block(restart, node=node["dir"])
                 # As an operator does: the next node only once the front sends this one
                 # clients' requests again (after its fail_timeout, 5 s), else a second node out
                 # at once would leave the front one node, then none.
                 fleet.wait_front_traffic(node)
-            time.sleep(1)
+            pace(1)
         self.assertGreater(load.sent, 200)
         self.assertEqual(failures(load), [], load.summary())
         # state.json names the processes running now, not those the fleet started with.
@@ -78,7 +77,7 @@ class NodeFailures(unittest.TestCase):
         line = f"server {node['address']}:{fleet.port} "
         load = fleet.load_through_front()
         with load:
-            time.sleep(1)
+            pace(1)
             fleet.run_doc_block(remove)
             self.assertEqual([n["name"] for n in fleet.current_state()["nodes"]],
                              [n["name"] for n in fleet.nodes[:-1]])
@@ -88,7 +87,7 @@ class NodeFailures(unittest.TestCase):
                 get(node["url"], "/v1/networks")
             fleet.run_doc_block(add)
             fleet.wait_front_traffic(node)
-            time.sleep(1)
+            pace(1)
         self.assertGreater(load.sent, 200)
         self.assertEqual(failures(load), [], load.summary())
         self.assertEqual(upstream.read_text().count(line), 1)
