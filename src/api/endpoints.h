@@ -16,23 +16,29 @@
 #include "db/supply_cache.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
-#include "metrics/events_board.h"
+#include "pool/events_board.h"
+#include "pool/shared_state.h"
 
 namespace connector::api {
 
 // What an endpoint may use, for as long as its thread lives: the thread's history reader,
-// deposit accounts and readiness check (db/interfaces.h, over its read and write connections)
-// and the process's shared snapshots. Nothing of a request is here (RequestContext).
+// deposit accounts and readiness check (db/interfaces.h, over its read and write connections),
+// the process's shared snapshots and the pool's shared state. Nothing of a request is here
+// (RequestContext).
 struct Services {
   db::HistoryReader& history;
   db::DepositAccounts& accounts;
   db::ReadinessCheck& readiness;
   db::ReferenceCache& reference;
   db::SupplyCache& supply;
+  // The pool's shared state (pool/shared_state.h), as the operations pages show it: the
+  // servers' rotation and readings, the publisher's cursor.
+  const pool::SharedState& pool_state;
   // The database servers the process reads, for the operations pages (metrics::DbServers).
   std::span<const std::string> db_servers = {};
-  // The event publisher's board when events are served (events_publisher set), else null.
-  metrics::EventsBoard* events = nullptr;
+  // The event publisher's part of the pool's state when events are served (events_publisher
+  // set), else null.
+  pool::EventsBoard* events = nullptr;
 };
 
 class ValidParams;  // api/params.h

@@ -355,19 +355,4 @@ void write_status(const Scoreboard& b, const pool::SharedState& state, DbServers
   w.EndObject();
 }
 
-void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers servers,
-                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
-  write_prometheus(b, pool::shared_state(), labels, servers, now_unix_ms, out);
-}
-
-void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
-                  rapidjson::StringBuffer& out) {
-  write_status(b, pool::shared_state(), servers, now_unix_ms, out);
-}
-
-void write_db_servers(const Scoreboard& /*board*/, DbServers servers, std::int64_t now_unix_ms,
-                      rapidjson::Writer<rapidjson::StringBuffer>& w) {
-  write_db_servers(pool::shared_state(), servers, now_unix_ms, w);
-}
-
 }  // namespace connector::metrics

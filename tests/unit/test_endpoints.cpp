@@ -21,6 +21,7 @@
 #include "db/history_filters.h"
 #include "db/history_statements.h"
 #include "db/interfaces.h"
+#include "pool/shared_state.h"
 #include "util/clock.h"
 
 using namespace connector;
@@ -141,7 +142,8 @@ struct Fixture {
   FakeReadiness readiness;
   db::ReferenceCache reference{std::chrono::milliseconds(1000)};
   db::SupplyCache supply{std::chrono::milliseconds(1000)};
-  api::Router router{{history, accounts, readiness, reference, supply}};
+  pool::SharedState state;
+  api::Router router{{history, accounts, readiness, reference, supply, state}};
 
   Fixture() {
     reference.store(reference_data());
@@ -307,8 +309,8 @@ namespace {
 
 // The event endpoints, served (a publisher's board), against the same fakes.
 struct EventsFixture : Fixture {
-  metrics::EventsBoard board;
-  api::Router events_router{{history, accounts, readiness, reference, supply, {}, &board}};
+  pool::EventsBoard& board = state.events;
+  api::Router events_router{{history, accounts, readiness, reference, supply, state, {}, &board}};
   const std::string hash_query = "hash=" + std::string(64, 'a');
   const std::string address_query = "address=0x" + std::string(40, 'D');
 
