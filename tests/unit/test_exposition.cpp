@@ -67,8 +67,10 @@ void fill_counters(metrics::Scoreboard& b) {
   e.last_round_unix_ms.store(kNow - 250);
 }
 
-// Three live processes in slots 0, 1 and 3 (slot 2 ended: not shown), one of them retiring.
-void fill_processes(metrics::Scoreboard& b) {
+// Three live processes in slots 0, 1 and 3 (slot 2 ended: not shown), one of them retiring:
+// each process's figures (the scoreboard's slot) and control state (the pool's slot of the
+// same index, pool::ProcessControl).
+void fill_processes(metrics::Scoreboard& b, pool::SharedState& state) {
   const std::size_t live[] = {0, 1, 3};
   for (std::size_t n = 0; n < std::size(live); ++n) {
     auto& slot = b.processes[live[n]];
@@ -79,7 +81,7 @@ void fill_processes(metrics::Scoreboard& b) {
     slot.requests.store(1000 * (i + 1));
     slot.pending_requests.store(2 * i);
     slot.breakers_open.store(i);
-    slot.heartbeat_ms.store(90'000 + i);
+    state.processes[live[n]].heartbeat_ms.store(90'000 + i);  // not shown
     slot.snapshots.reference.as_of_unix_ms.store(kNow - 2000 - i);
     slot.snapshots.reference.loaded_unix_ms.store(kNow - 1900 - i);
     slot.snapshots.reference.loaded_monotonic_ns.store(5'000'000'000 + i);
@@ -87,9 +89,12 @@ void fill_processes(metrics::Scoreboard& b) {
     slot.snapshots.supply.loaded_unix_ms.store(kNow - 800 - i);
     slot.snapshots.supply.loaded_monotonic_ns.store(6'000'000'000 + i);
   }
-  b.processes[1].retiring.store(1);
-  b.processes[2].threads.store(4);  // an ended process's slot: pid 0, left out of every sum
+  state.processes[1].retiring.store(1);
+  // An ended process's slots: pid 0, left out of every sum, and its state not taken for the
+  // next live process's.
+  b.processes[2].threads.store(4);
   b.processes[2].active.store(3);
+  state.processes[2].retiring.store(1);
 }
 
 void fill_state(pool::SharedState& state) {
@@ -119,7 +124,7 @@ void fill_state(pool::SharedState& state) {
 struct Filled {
   Filled() {
     fill_counters(*board);
-    fill_processes(*board);
+    fill_processes(*board, *state);
     fill_state(*state);
   }
   std::unique_ptr<metrics::Scoreboard> board = std::make_unique<metrics::Scoreboard>();
