@@ -5,8 +5,9 @@
 //                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
 //  "page_size": {"default", "max"}, "statuses": [...],
 //  "history_statements": the size of db::all_history_statements(), the fixed set of history
-//  statement texts (the tests' and docs' counts of prepared statements derive from it),
-//  "statement_cache": db::Connection::kMaxStatements, the prepared statements a connection keeps,
+//  statement texts, and "other_statements" the size of db::other_statements(), every other
+//  statement a connection can prepare (db/statement_set.h: the tests' and docs' counts of
+//  prepared statements derive from both),
 //  "history_filters": [{"param", "column", "index", "status_index"}] (db::kHistoryFilters; ""
 //  for a filter without an index of that kind)}.
 // A parameter's kind is named here for the tests' sample values of each kind
@@ -21,8 +22,8 @@
 
 #include "api/params.h"
 #include "api/router.h"
-#include "db/connection.h"
 #include "db/history_statements.h"
+#include "db/statement_set.h"
 
 namespace {
 
@@ -120,8 +121,8 @@ int main() {
   w.EndArray();
   w.Key("history_statements");
   w.Uint64(connector::db::all_history_statements().size());
-  w.Key("statement_cache");
-  w.Uint64(connector::db::Connection::kMaxStatements);
+  w.Key("other_statements");
+  w.Uint64(connector::db::other_statements().size());
   w.Key("history_filters");
   w.StartArray();
   for (const auto& f : connector::db::kHistoryFilters) {

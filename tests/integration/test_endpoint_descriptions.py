@@ -15,7 +15,6 @@ import yaml
 
 from fixture import Fixture, valid_params
 from harness import REPO, endpoint_descriptions, nginx_contract
-from test_database_boundary import OTHER_STATEMENTS
 
 DESCRIPTIONS = endpoint_descriptions()
 ENDPOINTS = {e["path"]: e for e in DESCRIPTIONS["endpoints"]}
@@ -185,11 +184,11 @@ class Documents(unittest.TestCase):
     """What the documents say of the filters of /v1/history, derived from the code: the tour
     names each, docs/schema.md each one's indexes, and the counts (the history statements,
     db::all_history_statements() as tests/endpoints-dump prints it; a connection's whole set,
-    those and test_database_boundary's OTHER_STATEMENTS; the filters and their combinations).
+    those and db::other_statements(); the filters and their combinations).
     A filter added changes them all: this fails until the documents say so."""
 
     HISTORY = DESCRIPTIONS["history_statements"]
-    PER_CONNECTION = HISTORY + OTHER_STATEMENTS
+    PER_CONNECTION = HISTORY + DESCRIPTIONS["other_statements"]
     FILTERS = len([p for p in ENDPOINTS["/v1/history"]["params"]
                    if p["name"] not in ("page_id", "page_size", "order")])
 
@@ -200,11 +199,6 @@ class Documents(unittest.TestCase):
             found += [int(n) for n in (match if isinstance(match, tuple) else [match]) if n]
         self.assertTrue(found, (document, pattern))
         return found
-
-    def test_a_connections_statements_fit_its_statement_cache(self):
-        # Past db::Connection::kMaxStatements a connection would close and prepare statements
-        # again on every request: a filter that grows the set that far must raise the bound.
-        self.assertLessEqual(self.PER_CONNECTION, DESCRIPTIONS["statement_cache"])
 
     def test_the_tour_names_every_filter(self):
         tour = (REPO / "docs" / "tour.md").read_text().split("## GET /v1/history\n", 1)[1]
