@@ -1,6 +1,8 @@
 // Prints the endpoint descriptions (api::kEndpoints) as JSON, for the tests that hold them to
 // docs/openapi.yaml and nginx's cache rules and that drive every parameter with hostile values:
 // {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none),
+//                 "front_cached" (CachePolicy::front_cached: false for a JSON endpoint nginx
+//                 must never store; an event path's answers are not stored either way),
 //                 "body" ("json", "event_stream" or "long_poll": EndpointSpec::Body),
 //                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
 //  "page_size": {"default", "max"}, "statuses": [...],
@@ -99,6 +101,8 @@ int main() {
     string(w, e->cache.cache_control);
     w.Key("final_cache_control");
     string(w, e->cache.final_cache_control);
+    w.Key("front_cached");
+    w.Bool(e->cache.front_cached);
     w.Key("body");
     string(w, body_name(e->body));
     w.Key("params");

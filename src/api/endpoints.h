@@ -67,8 +67,20 @@ struct CachePolicy {
   constexpr CachePolicy(std::string_view cache_control,  // NOLINT: a plain policy converts
                         std::string_view final_cache_control = {})
       : cache_control(cache_control), final_cache_control(final_cache_control) {}
+  // Answers nginx never stores, whatever Cache-Control lets clients do.
+  static constexpr CachePolicy not_front_cached(std::string_view cache_control) {
+    CachePolicy policy(cache_control);
+    policy.front_cached = false;
+    return policy;
+  }
   std::string_view cache_control;
   std::string_view final_cache_control;  // "" when no answer of the endpoint is final
+  // Whether nginx (the front cache) may store the answers, as Cache-Control allows: not those
+  // of an endpoint that must reach the worker every time (the deposit addresses: recorded for
+  // the chain watchers before each answer). scripts/nginx-contract leaves such an endpoint out
+  // of nginx's cache rules and connector-cache-rules.conf turns the cache off for it
+  // (test_nginx). The event paths' answers are never stored either way (EndpointSpec::Body).
+  bool front_cached = true;
 };
 
 // What a handler hands back: which of its endpoint's cache policies applies, and for the two

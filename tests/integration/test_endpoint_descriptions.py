@@ -52,12 +52,11 @@ def ok_answer(path):
     return follow(answer["$ref"]) if "$ref" in answer else answer
 
 
-# The endpoints whose answers nginx never caches: those scripts/nginx-contract leaves out (the
-# deposit addresses: connector-cache-rules.conf), and the event streams and long-polls (each
-# answer for one client at one moment).
+# The endpoints whose answers nginx never caches, which scripts/nginx-contract leaves out: the
+# event streams and long-polls (each answer for one client at one moment), and those whose
+# description says so (the deposit addresses: connector-cache-rules.conf).
 NGINX_CONTRACT = nginx_contract()
-UNCACHED = NGINX_CONTRACT.NOT_CACHED | {path for path, e in ENDPOINTS.items()
-                                        if e["body"] != "json"}
+UNCACHED = {path for path, e in ENDPOINTS.items() if not NGINX_CONTRACT.front_cached(e)}
 
 
 def map_block(name):
