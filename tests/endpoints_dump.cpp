@@ -4,7 +4,8 @@
 //                 "front_cached" (CachePolicy::front_cached: false for a JSON endpoint nginx
 //                 must never store; an event path's answers are not stored either way),
 //                 "body" ("json", "event_stream" or "long_poll": EndpointSpec::Body),
-//                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
+//                 "params": [{"name", "kind", "schema", "required", "echo",
+//                             "absent_means" ("" when none)}]}],
 //  "page_size": {"default", "max"}, "statuses": [...],
 //  "history_statements": the size of db::all_history_statements(), the fixed set of history
 //  statement texts, and "other_statements" the size of db::other_statements(), every other
@@ -82,6 +83,8 @@ void write_param(Writer& w, const api::ParamSpec& p) {
   w.Bool(p.required);
   w.Key("echo");
   string(w, p.echo);
+  w.Key("absent_means");
+  string(w, p.absent_means);
   w.EndObject();
 }
 

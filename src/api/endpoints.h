@@ -145,6 +145,12 @@ struct ParamSpec {
   // The member of the answer that echoes the value ("" when not echoed): as the client wrote
   // it, or "" when absent (a status in its canonical spelling).
   std::string_view echo = {};
+  // The value an absent (or empty) parameter stands for, in its canonical spelling ("" when
+  // absent means none: a filter not set). The validator reads it as if it were sent, so the
+  // handler gets the value (ValidParams::get), though the echo stays ""; nginx's cache key
+  // writes it out (scripts/nginx-contract), so a request that spells it and one that leaves it
+  // out share one answer; docs/openapi.yaml states it as the default.
+  std::string_view absent_means = {};
 };
 
 using Handler = Answer (*)(const RequestContext& request, const Services& services,

@@ -1,12 +1,12 @@
 """The endpoint descriptions (src/api/endpoints.h, one per endpoint file) against what repeats
 them outside the code: docs/openapi.yaml (the paths, each parameter's name, whether it is
-required, its schema by kind, the echoed members of the answer, the Cache-Control values, the
-statuses and the page size's limits) and nginx's cache rules in nginx/connector-http.conf (the
-names a canonical request may carry, and the cache key's). A parameter added in one place and forgotten
-in another fails here, as does a parameter of a kind the tests have no valid sample of
-(fixture.py). What the documents and the benchmark's peers say of /v1/history's filters is
-held to kHistoryFilters too (Documents, BenchPeers). No stack: the build's tests/endpoints-dump
-prints the descriptions."""
+required, its schema by kind, its default, the echoed members of the answer, the Cache-Control
+values, the statuses and the page size's limits) and nginx's cache rules in
+nginx/connector-http.conf (the names a canonical request may carry, and the cache key's). A
+parameter added in one place and forgotten in another fails here, as does a parameter of a kind
+the tests have no valid sample of (fixture.py). What the documents and the benchmark's peers say
+of /v1/history's filters is held to kHistoryFilters too (Documents, BenchPeers). No stack: the
+build's tests/endpoints-dump prints the descriptions."""
 
 import re
 import unittest
@@ -47,6 +47,17 @@ def documented_params(path):
     return params
 
 
+def documented_defaults(path):
+    """{name: its schema's default as text ("" when it has none)} of the document's GET on path."""
+    defaults = {}
+    for param in DOCUMENT["paths"][path]["get"].get("parameters", []):
+        if "$ref" in param:
+            param = follow(param["$ref"])
+        if param["in"] == "query":
+            defaults[param["name"]] = str(param["schema"].get("default", ""))
+    return defaults
+
+
 def ok_answer(path):
     answer = DOCUMENT["paths"][path]["get"]["responses"]["200"]
     return follow(answer["$ref"]) if "$ref" in answer else answer
@@ -80,6 +91,14 @@ class OpenApi(unittest.TestCase):
             self.assertEqual(documented_params(path), described, path)
             for _, schema in described.values():
                 self.assertIn(schema, SCHEMAS, path)
+
+    def test_each_default_is_what_an_absent_parameter_stands_for(self):
+        """A documented default is the value the description reads an absent parameter as
+        (absent_means, which nginx's cache key writes out); a parameter without one documents
+        none."""
+        for path, endpoint in ENDPOINTS.items():
+            self.assertEqual(documented_defaults(path),
+                             {p["name"]: p["absent_means"] for p in endpoint["params"]}, path)
 
     def test_echoed_parameters_are_members_of_the_answer(self):
         echoed = set()

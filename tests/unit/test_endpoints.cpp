@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "api/params.h"
 #include "api/router.h"
 #include "chain/address.h"
 #include "chain/bytes.h"
@@ -229,6 +230,27 @@ BOOST_AUTO_TEST_CASE(history_with_filters) {
   BOOST_TEST((filter["status"] == db::Param(std::string("Confirmed"))));
   BOOST_TEST((filter["destination_address"] == db::Param("0x" + std::string(40, 'd'))));
   BOOST_TEST(!filter.is_set(db::history_filter("pair_id")));
+}
+
+// A parameter left out is the value its description says it stands for (absent_means): the
+// same answer as that value written out, which nginx keys as one (scripts/nginx-contract); the
+// page size's is the default.
+BOOST_AUTO_TEST_CASE(an_absent_parameter_is_the_value_it_stands_for) {
+  std::string written_out;
+  for (const auto& p : api::kHistoryEndpoint.params) {
+    if (p.absent_means.empty()) continue;
+    if (p.kind == api::ParamKind::kPageSize) {
+      BOOST_TEST(api::parse_page_size(p.name, p.absent_means) == api::kDefaultPageSize);
+    }
+    written_out += (written_out.empty() ? "" : "&") + std::string(p.name) + "=";
+    written_out += p.absent_means;
+  }
+  BOOST_TEST(written_out == "page_id=0&page_size=20&order=DESC");
+  const std::string left_out(router.handle({"GET", "/v1/history", "", {}, "rid-1"}).body);
+  const auto spelled = router.handle({"GET", "/v1/history", written_out, {}, "rid-1"});
+  BOOST_TEST(spelled.status == 200);
+  BOOST_TEST(std::string(spelled.body) == left_out);
+  BOOST_TEST(left_out.find(R"("page_id":"0","page_size":"20",)") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(empty_history_pages_are_not_for_nginx_to_store) {
