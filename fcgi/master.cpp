@@ -94,7 +94,7 @@ unsigned Master::current_children() const {
   const bool replace_retiring = children_.size() < 2 * std::size_t{config_.worker.processes};
   return static_cast<unsigned>(
       std::count_if(children_.begin(), children_.end(), [&](const Child& c) {
-        const bool retiring = board_.processes[c.slot].retiring.load() != 0;
+        const bool retiring = state_.processes[c.slot].retiring.load() != 0;
         return c.generation == generation_ && !(replace_retiring && retiring);
       }));
 }
@@ -108,18 +108,19 @@ bool Master::spawn() {
   auto& process_slot = board_.processes[slot];
   process_slot.active.store(0);
   process_slot.threads.store(0);
-  process_slot.retiring.store(0);
   process_slot.pending_requests.store(0);
   process_slot.breakers_open.store(0);
   process_slot.requests.store(0);
-  process_slot.heartbeat_ms.store(monotonic_ms());  // counts from the start
   process_slot.refreshed_loads.clear();
+  auto& control = state_.processes[slot];
+  control.retiring.store(0);
+  control.heartbeat_ms.store(monotonic_ms());  // counts from the start
   const pid_t pid = ::fork();
   if (pid < 0) {
     util::log_error("fork failed");
     return false;
   }
-  if (pid == 0) std::exit(run_worker_process(listen_fd_, config_, process_slot));
+  if (pid == 0) std::exit(run_worker_process(listen_fd_, config_, process_slot, control));
   process_slot.pid.store(pid);
   board_.process_starts.fetch_add(1);
   children_.push_back({pid, generation_, slot, Clock::now(), std::nullopt, false});
@@ -168,7 +169,7 @@ void Master::reap() {
 }
 
 bool Master::retiring(const Child& child) const {
-  return child.generation != generation_ || board_.processes[child.slot].retiring.load() != 0;
+  return child.generation != generation_ || state_.processes[child.slot].retiring.load() != 0;
 }
 
 void Master::kill_overdue() {
@@ -192,7 +193,7 @@ bool Master::pool_progressing(pid_t& stuck) const {
   const std::int64_t now = monotonic_ms();
   for (const auto& child : children_) {
     if (retiring(child)) continue;
-    if (now - board_.processes[child.slot].heartbeat_ms.load() > limit) {
+    if (now - state_.processes[child.slot].heartbeat_ms.load() > limit) {
       stuck = child.pid;
       return false;
     }

@@ -61,7 +61,7 @@ class Master {
   config::Config config_;
   int listen_fd_;
   metrics::Scoreboard& board_;
-  pool::SharedState& state_;  // leases, the servers' slots
+  pool::SharedState& state_;  // leases, the servers' slots, the processes' retiring and heartbeat
   std::vector<Child> children_;
   unsigned generation_ = 0;
   Clock::time_point next_spawn_{};  // crash-loop back-off

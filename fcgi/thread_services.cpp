@@ -20,6 +20,7 @@ ThreadServices::ThreadServices(const config::Config& config, db::CircuitBreakers
                .readiness = readiness_,
                .reference = reference,
                .supply = supply,
+               .pool_state = pool::shared_state(),
                .db_servers = read_servers,
                .events = config.worker.events_publisher.empty() ? nullptr
                                                                 : &pool::shared_state().events}) {}

@@ -76,13 +76,14 @@ void note_active(metrics::Scoreboard& board) {
 }  // namespace
 
 WorkerPool::WorkerPool(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
-                       const util::AccessLog& access_log)
+                       pool::ProcessControl& control, const util::AccessLog& access_log)
     : listen_fd_(listen_fd),
       stop_fd_(checked_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), "eventfd")),
       web_servers_(fastcgi::WebServerAddrs::from_environment()),
       read_timeout_(config.worker.fcgi_read_timeout_ms),
       config_(config),
       slot_(slot),
+      control_(control),
       access_log_(access_log),
       reference_(db::refresh_interval(config)),
       supply_(db::refresh_interval(config)),
@@ -140,7 +141,7 @@ void WorkerPool::join() {
 }
 
 void WorkerPool::beat() {
-  slot_.heartbeat_ms.store(
+  control_.heartbeat_ms.store(
       std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
           .count(),
       std::memory_order_relaxed);
@@ -276,7 +277,7 @@ void WorkerPool::count_request() {
   const auto max_requests = config_.worker.max_requests;
   if (served_.fetch_add(1) + 1 == max_requests && max_requests != 0) {
     recycle_due_ = true;
-    slot_.retiring.store(1);  // the master starts the replacement while this one drains
+    control_.retiring.store(1);  // the master starts the replacement while this one drains
     request_stop();
   }
 }

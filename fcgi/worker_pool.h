@@ -24,6 +24,7 @@
 #include "kept_connections.h"
 #include "metrics/scoreboard.h"
 #include "pending_requests.h"
+#include "pool/process_control.h"
 #include "request_screen.h"
 #include "util/access_log.h"
 #include "util/unique_fd.h"
@@ -37,8 +38,9 @@ namespace connector::fcgi {
 
 class WorkerPool {
  public:
+  // `slot` and `control`: the process's slots of the scoreboard and of the pool's shared state.
   WorkerPool(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
-             const util::AccessLog& access_log);
+             pool::ProcessControl& control, const util::AccessLog& access_log);
   ~WorkerPool();
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -75,7 +77,7 @@ class WorkerPool {
   // Answers the request read on the connection, then keeps (parks) or closes the connection.
   void answer(ThreadServices& thread, LibfcgiRequest& request, UniqueFd connection);
   void count_request();
-  void beat();  // this process is making progress (metrics::ProcessSlot::heartbeat_ms)
+  void beat();  // this process is making progress (pool::ProcessControl::heartbeat_ms)
 
   int listen_fd_;           // the process's listening socket, borrowed: it outlives the pool
   const UniqueFd stop_fd_;  // an eventfd: readable once stopping
@@ -84,6 +86,7 @@ class WorkerPool {
   const std::chrono::milliseconds read_timeout_;
   const config::Config& config_;
   metrics::ProcessSlot& slot_;
+  pool::ProcessControl& control_;
   const util::AccessLog& access_log_;
   db::RefreshedReference reference_;
   db::RefreshedSupply supply_;

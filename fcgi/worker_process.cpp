@@ -13,7 +13,8 @@
 
 namespace connector::fcgi {
 
-int run_worker_process(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot) {
+int run_worker_process(int listen_fd, const config::Config& config, metrics::ProcessSlot& slot,
+                       pool::ProcessControl& control) {
   // If the master dies, so do we (as a drain), rather than serve on unsupervised.
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() == 1) return 0;
@@ -22,7 +23,7 @@ int run_worker_process(int listen_fd, const config::Config& config, metrics::Pro
   try {
     db::init_driver();
     const util::AccessLog access_log(config.worker.access_log);
-    WorkerPool pool(listen_fd, config, slot, access_log);
+    WorkerPool pool(listen_fd, config, slot, control, access_log);
     pool.start();
 
     // SIGTERM and SIGINT stay blocked (inherited from the master) and are taken here.

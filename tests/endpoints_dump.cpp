@@ -1,12 +1,16 @@
 // Prints the endpoint descriptions (api::kEndpoints) as JSON, for the tests that hold them to
 // docs/openapi.yaml and nginx's cache rules and that drive every parameter with hostile values:
 // {"endpoints": [{"path", "cache_control", "final_cache_control" ("" when none),
+//                 "front_cached" (CachePolicy::front_cached: false for a JSON endpoint nginx
+//                 must never store; an event path's answers are not stored either way),
 //                 "body" ("json", "event_stream" or "long_poll": EndpointSpec::Body),
-//                 "params": [{"name", "kind", "schema", "required", "echo"}]}],
+//                 "params": [{"name", "kind", "schema", "required", "echo",
+//                             "absent_means" ("" when none)}]}],
 //  "page_size": {"default", "max"}, "statuses": [...],
 //  "history_statements": the size of db::all_history_statements(), the fixed set of history
-//  statement texts (the tests' and docs' counts of prepared statements derive from it),
-//  "statement_cache": db::Connection::kMaxStatements, the prepared statements a connection keeps,
+//  statement texts, and "other_statements" the size of db::other_statements(), every other
+//  statement a connection can prepare (db/statement_set.h: the tests' and docs' counts of
+//  prepared statements derive from both),
 //  "history_filters": [{"param", "column", "index", "status_index"}] (db::kHistoryFilters; ""
 //  for a filter without an index of that kind)}.
 // A parameter's kind is named here for the tests' sample values of each kind
@@ -21,8 +25,8 @@
 
 #include "api/params.h"
 #include "api/router.h"
-#include "db/connection.h"
 #include "db/history_statements.h"
+#include "db/statement_set.h"
 
 namespace {
 
@@ -79,6 +83,8 @@ void write_param(Writer& w, const api::ParamSpec& p) {
   w.Bool(p.required);
   w.Key("echo");
   string(w, p.echo);
+  w.Key("absent_means");
+  string(w, p.absent_means);
   w.EndObject();
 }
 
@@ -98,6 +104,8 @@ int main() {
     string(w, e->cache.cache_control);
     w.Key("final_cache_control");
     string(w, e->cache.final_cache_control);
+    w.Key("front_cached");
+    w.Bool(e->cache.front_cached);
     w.Key("body");
     string(w, body_name(e->body));
     w.Key("params");
@@ -120,8 +128,8 @@ int main() {
   w.EndArray();
   w.Key("history_statements");
   w.Uint64(connector::db::all_history_statements().size());
-  w.Key("statement_cache");
-  w.Uint64(connector::db::Connection::kMaxStatements);
+  w.Key("other_statements");
+  w.Uint64(connector::db::other_statements().size());
   w.Key("history_filters");
   w.StartArray();
   for (const auto& f : connector::db::kHistoryFilters) {

@@ -65,6 +65,9 @@ Answer account(const RequestContext& request, const Services& services, json::Js
 
 }  // namespace
 
-const EndpointSpec kAccountEndpoint("/v1/account", kParams, kAccountCacheControl, account);
+// nginx never stores it: a stored (or stale) answer would skip the recording, e.g. after a
+// database restore.
+const EndpointSpec kAccountEndpoint("/v1/account", kParams,
+                                    CachePolicy::not_front_cached(kAccountCacheControl), account);
 
 }  // namespace connector::api

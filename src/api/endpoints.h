@@ -16,13 +16,14 @@
 #include "db/refreshed_supply.h"
 #include "http/query_string.h"
 #include "json/json_writer.h"
-#include "metrics/events_board.h"
+#include "pool/events_board.h"
+#include "pool/shared_state.h"
 
 namespace connector::api {
 
 // What an endpoint may use, for as long as its thread lives: the thread's history reader,
-// deposit accounts and readiness check (db/interfaces.h, over its read and write connections)
-// and the process's refreshed copies (db/refreshed.h). Nothing of a request is here
+// deposit accounts and readiness check (db/interfaces.h, over its read and write connections),
+// the process's refreshed copies (db/refreshed.h) and the pool's shared state. Nothing of a request is here
 // (RequestContext).
 struct Services {
   db::HistoryReader& history;
@@ -30,10 +31,14 @@ struct Services {
   db::ReadinessCheck& readiness;
   db::RefreshedReference& reference;
   db::RefreshedSupply& supply;
+  // The pool's shared state (pool/shared_state.h), as the operations pages show it: the
+  // servers' rotation and readings, the publisher's cursor.
+  const pool::SharedState& pool_state;
   // The database servers the process reads, for the operations pages (metrics::DbServers).
   std::span<const std::string> db_servers = {};
-  // The event publisher's board when events are served (events_publisher set), else null.
-  metrics::EventsBoard* events = nullptr;
+  // The event publisher's part of the pool's state when events are served (events_publisher
+  // set), else null.
+  pool::EventsBoard* events = nullptr;
 };
 
 class ValidParams;  // api/params.h
@@ -62,8 +67,20 @@ struct CachePolicy {
   constexpr CachePolicy(std::string_view cache_control,  // NOLINT: a plain policy converts
                         std::string_view final_cache_control = {})
       : cache_control(cache_control), final_cache_control(final_cache_control) {}
+  // Answers nginx never stores, whatever Cache-Control lets clients do.
+  static constexpr CachePolicy not_front_cached(std::string_view cache_control) {
+    CachePolicy policy(cache_control);
+    policy.front_cached = false;
+    return policy;
+  }
   std::string_view cache_control;
   std::string_view final_cache_control;  // "" when no answer of the endpoint is final
+  // Whether nginx (the front cache) may store the answers, as Cache-Control allows: not those
+  // of an endpoint that must reach the worker every time (the deposit addresses: recorded for
+  // the chain watchers before each answer). scripts/nginx-contract leaves such an endpoint out
+  // of nginx's cache rules and connector-cache-rules.conf turns the cache off for it
+  // (test_nginx). The event paths' answers are never stored either way (EndpointSpec::Body).
+  bool front_cached = true;
 };
 
 // What a handler hands back: which of its endpoint's cache policies applies, and for the two
@@ -128,6 +145,12 @@ struct ParamSpec {
   // The member of the answer that echoes the value ("" when not echoed): as the client wrote
   // it, or "" when absent (a status in its canonical spelling).
   std::string_view echo = {};
+  // The value an absent (or empty) parameter stands for, in its canonical spelling ("" when
+  // absent means none: a filter not set). The validator reads it as if it were sent, so the
+  // handler gets the value (ValidParams::get), though the echo stays ""; nginx's cache key
+  // writes it out (scripts/nginx-contract), so a request that spells it and one that leaves it
+  // out share one answer; docs/openapi.yaml states it as the default.
+  std::string_view absent_means = {};
 };
 
 using Handler = Answer (*)(const RequestContext& request, const Services& services,

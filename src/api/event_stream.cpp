@@ -9,6 +9,7 @@
 #include "http/server_sent_event.h"
 #include "json/change_list.h"
 #include "json/history_writer.h"
+#include "pool/events_board.h"
 #include "util/clock.h"
 
 namespace connector::api {
@@ -172,7 +173,7 @@ std::uint64_t poll_point(const Services& services) {
 }
 
 Answer event_stream(const Services& services, std::string_view kind, std::string channel) {
-  // Not the database, but the same answer: come back shortly (metrics/events_board.h).
+  // Not the database, but the same answer: come back shortly (pool/events_board.h).
   if (services.events->store_full_until_ms.load() > util::monotonic_ms()) {
     throw db::DatabaseUnavailable("nchan's shared memory is full: no subscriber handed over");
   }

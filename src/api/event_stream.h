@@ -83,7 +83,7 @@ inline constexpr std::chrono::milliseconds kHandOverWithin{1000};
 // A stream that came back after `after` (Last-Event-ID): the changes it missed; none, the
 // hand-over to `kind` (its channel's recent messages, then those to come); not answerable yet,
 // answered too slowly for that, or `after` so recent that the channel may still hold it
-// (metrics::EventsBoard::settled_cursor), an empty stream (the client comes back).
+// (pool::EventsBoard::settled_cursor), an empty stream (the client comes back).
 Answer resume_stream(const Services& services, const RequestContext& request,
                      const Followed& followed, std::uint64_t after, std::string_view kind,
                      std::string channel);
@@ -98,7 +98,7 @@ Answer resume_poll(const Services& services, const RequestContext& request,
 // domain/event_channels.h gives it, from a validated value only): the streams "record" (the
 // record's state first), "record-changes" and "address-changes" (a returning stream: the changes
 // kept a moment, then those to come) and "address" (those to come); the long-polls
-// "poll-record" and "poll-address". While nchan is full (metrics/events_board.h): a
+// "poll-record" and "poll-address". While nchan is full (pool/events_board.h): a
 // db::DatabaseUnavailable, which a stream answers with an empty stream (stream_or_retry) and a
 // long-poll with a 503 and Retry-After.
 Answer event_stream(const Services& services, std::string_view kind, std::string channel);

@@ -11,11 +11,12 @@ namespace connector::api {
 namespace {
 
 // The page's parameters, then one per filter (db/history_filters.h): checked in this order, the
-// filters echoed in the answer in this order too, with their wire names (the contract's).
+// filters echoed in the answer in this order too, with their wire names (the contract's). The
+// first page, newest first, of the default size (kDefaultPageSize: test_endpoints) when absent.
 constexpr ParamSpec kPageParams[] = {
-    {"page_id", ParamKind::kUint64},
-    {"page_size", ParamKind::kPageSize},
-    {"order", ParamKind::kSortOrder},
+    {.name = "page_id", .kind = ParamKind::kUint64, .absent_means = "0"},
+    {.name = "page_size", .kind = ParamKind::kPageSize, .absent_means = "20"},
+    {.name = "order", .kind = ParamKind::kSortOrder, .absent_means = "DESC"},
 };
 
 // The validator of a filter's values.
@@ -81,10 +82,10 @@ db::HistoryFilter filter_of(const ValidParams& params) {
 
 Answer history(const RequestContext& request, const Services& services, json::JsonWriter& out) {
   const ValidParams& params = request.params;
-  const auto page_id = params.get<std::uint64_t>("page_id").value_or(0);
-  const auto page_size = params.get<std::uint32_t>("page_size").value_or(kDefaultPageSize);
-  const auto order =
-      params.get<domain::SortOrder>("order").value_or(domain::SortOrder::kDescending);
+  // Never absent: each has the value its absence stands for (ParamSpec::absent_means).
+  const auto page_id = params.get<std::uint64_t>("page_id").value();
+  const auto page_size = params.get<std::uint32_t>("page_size").value();
+  const auto order = params.get<domain::SortOrder>("order").value();
   const auto page = services.history.find_page(filter_of(params), page_id, page_size, order);
   const std::uint64_t total_page = (page.total + page_size - 1) / page_size;
 

@@ -31,19 +31,20 @@ std::string_view readyz(const Services& services, rapidjson::StringBuffer& out) 
   w.Key("status");
   w.String("ready");
   w.Key("servers");
-  metrics::write_db_servers(metrics::scoreboard(), services.db_servers, util::unix_ms_now(), w);
+  metrics::write_db_servers(services.pool_state, services.db_servers, util::unix_ms_now(), w);
   w.EndObject();
   return kJson;
 }
 
 std::string_view prometheus_metrics(const Services& services, rapidjson::StringBuffer& out) {
-  metrics::write_prometheus(metrics::scoreboard(), endpoint_labels(), services.db_servers,
-                            util::unix_ms_now(), out);
+  metrics::write_prometheus(metrics::scoreboard(), services.pool_state, endpoint_labels(),
+                            services.db_servers, util::unix_ms_now(), out);
   return "text/plain; version=0.0.4; charset=utf-8";
 }
 
 std::string_view pool_status(const Services& services, rapidjson::StringBuffer& out) {
-  metrics::write_status(metrics::scoreboard(), services.db_servers, util::unix_ms_now(), out);
+  metrics::write_status(metrics::scoreboard(), services.pool_state, services.db_servers,
+                        util::unix_ms_now(), out);
   return kJson;
 }
 

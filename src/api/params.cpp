@@ -139,7 +139,8 @@ ValidParams ValidParams::check(std::span<const ParamSpec> specs, const http::Que
   for (const auto& spec : specs) {
     const auto value = query.get(spec.name);
     params.texts_.push_back(value.value_or(std::string_view{}));
-    params.values_.push_back(value ? parse(spec, *value, params.reference_.get()) : Value{});
+    const std::string_view read = value.value_or(spec.absent_means);
+    params.values_.push_back(read.empty() ? Value{} : parse(spec, read, params.reference_.get()));
   }
   return params;
 }

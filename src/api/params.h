@@ -52,14 +52,16 @@ domain::SortOrder parse_order(std::string_view name, std::string_view value);
 class ValidParams {
  public:
   // Missing required parameters first (400 missing_parameter, in the table's order), then each
-  // value in the table's order (400 invalid_parameter naming it). The reference data is
-  // taken once, when the table has a slug, and kept: the chains found stay valid with it.
+  // value in the table's order (400 invalid_parameter naming it; an absent one with an
+  // absent_means is read from that). The reference data is taken once, when the table has a
+  // slug, and kept: the chains found stay valid with it.
   static ValidParams check(std::span<const ParamSpec> specs, const http::QueryParams& query,
                            const db::RefreshedReference& reference);
 
   // The value of the table's parameter `name` as its kind reads it (std::uint64_t, std::uint32_t
   // for a page size, chain::Address, std::string for hashes, const domain::Chain*,
-  // domain::HistoryStatus, domain::SortOrder); nullopt when absent.
+  // domain::HistoryStatus, domain::SortOrder); when absent, the value of its absent_means, or
+  // nullopt when it has none.
   template <typename T>
   std::optional<T> get(std::string_view name) const {
     const auto& value = values_[index(name)];

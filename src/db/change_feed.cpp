@@ -52,6 +52,11 @@ const std::string& address_changes_statement() {
   return sql;
 }
 
+const std::string& feed_end_statement() {
+  static const std::string sql = "SELECT COALESCE(MAX(seq), 0) FROM history_changes";
+  return sql;
+}
+
 const std::string& record_state_statement() {
   static const std::string sql =
       "SELECT " + select_list(history_record_columns()) +
@@ -105,7 +110,7 @@ std::vector<FeedChange> address_changes_between(Connection& db, std::string_view
 
 std::uint64_t feed_end(Connection& db) {
   return db.run([](Connection& session) -> std::uint64_t {
-    auto rs = session.query("SELECT COALESCE(MAX(seq), 0) FROM history_changes");
+    auto rs = session.query(feed_end_statement());
     return rs->next() ? read_value<std::uint64_t>(*rs, 1) : 0;
   });
 }
@@ -118,6 +123,11 @@ std::optional<RecordState> find_record_state(Connection& db, std::uint64_t histo
     return RecordState{read_row(*rs, columns),
                        read_value<std::uint64_t>(*rs, static_cast<int>(columns.size()) + 1)};
   });
+}
+
+std::vector<std::string> change_feed_statements() {
+  return {feed_statement(), record_changes_statement(), address_changes_statement(),
+          feed_end_statement(), record_state_statement()};
 }
 
 }  // namespace connector::db

@@ -6,6 +6,7 @@
 // of its newest change.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -44,5 +45,8 @@ struct RecordState {
   std::uint64_t seq = 0;
 };
 std::optional<RecordState> find_record_state(Connection& db, std::uint64_t history_id);
+
+// The statements these run, one each (db/statement_set.h).
+std::vector<std::string> change_feed_statements();
 
 }  // namespace connector::db

@@ -66,11 +66,10 @@ class Connection {
   using Clock = std::chrono::steady_clock;
 
   // At most this many prepared statements per connection: the least recently used one is
-  // closed to make room. The worker's reads and writes use a fixed set smaller than this: the
-  // history statements (db::all_history_statements(), their number derived from the filters)
-  // and a few others, docs/architecture.md ("The database boundary") counts them (175 today, a
-  // count test_endpoint_descriptions keeps); so the bound only guards against a statement text
-  // that would ever be built from input.
+  // closed to make room. The worker's reads and writes use a fixed set smaller than this
+  // (db/statement_set.h: the history statements, their number derived from the filters, and
+  // a few others; test_history_statements holds them within it), so the bound only guards
+  // against a statement text that would ever be built from input.
   static constexpr std::size_t kMaxStatements = 192;
 
   // A probe connection (the prober's) ignores open breakers, and its answers close them.

@@ -13,13 +13,26 @@ namespace {
 
 constexpr int kDuplicateKey = 1062;  // ER_DUP_ENTRY
 
+const std::string& binding_statement() {
+  static const std::string sql =
+      "SELECT recipient_chain, recipient_address FROM deposit_accounts "
+      "WHERE deposit_chain = ? AND deposit_address = ?";
+  return sql;
+}
+
+const std::string& insert_statement() {
+  static const std::string sql =
+      "INSERT INTO deposit_accounts "
+      "(deposit_chain, deposit_address, recipient_chain, recipient_address) "
+      "VALUES (?, ?, ?, ?)";
+  return sql;
+}
+
 enum class Binding { kAbsent, kThisRecipient, kAnotherRecipient };
 
 Binding binding(Connection& db, const DepositAccount& account) {
-  auto rs = db.query(
-      "SELECT recipient_chain, recipient_address FROM deposit_accounts "
-      "WHERE deposit_chain = ? AND deposit_address = ?",
-      {std::uint64_t{account.deposit_chain}, account.deposit_address});
+  auto rs = db.query(binding_statement(),
+                     {std::uint64_t{account.deposit_chain}, account.deposit_address});
   if (!rs->next()) return Binding::kAbsent;
   // Addresses compare in any case, as the column's collation does (a node may write them
   // in lower case).
@@ -31,12 +44,9 @@ Binding binding(Connection& db, const DepositAccount& account) {
 
 bool insert(Connection& db, const DepositAccount& account) {
   try {
-    return db.execute(
-               "INSERT INTO deposit_accounts "
-               "(deposit_chain, deposit_address, recipient_chain, recipient_address) "
-               "VALUES (?, ?, ?, ?)",
-               {std::uint64_t{account.deposit_chain}, account.deposit_address,
-                std::uint64_t{account.recipient_chain}, account.recipient_address}) == 1;
+    return db.execute(insert_statement(),
+                      {std::uint64_t{account.deposit_chain}, account.deposit_address,
+                       std::uint64_t{account.recipient_chain}, account.recipient_address}) == 1;
   } catch (const sql::SQLException& e) {
     if (e.getErrorCode() != kDuplicateKey) throw;
     return false;  // another request recorded it a moment ago: looked at again by the caller
@@ -104,6 +114,10 @@ void record_deposit_account(Connection& reader, Connection& writer, NewRowBudget
     return;
   }
   record_on_primary(writer, budget, account, on_primary);
+}
+
+std::vector<std::string> deposit_account_statements() {
+  return {binding_statement(), insert_statement()};
 }
 
 }  // namespace connector::db

@@ -2,6 +2,7 @@
 // Records recipient -> deposit address mappings for the chain watchers: the service's only write.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "db/connection.h"
 #include "db/new_row_budget.h"
@@ -32,5 +33,7 @@ struct DepositAccount {
 // back records it again, insert-if-absent.)
 void record_deposit_account(Connection& reader, Connection& writer, NewRowBudget& budget,
                             const DepositAccount& account);
+// The statements it runs: the binding's read and the insert (db/statement_set.h).
+std::vector<std::string> deposit_account_statements();
 
 }  // namespace connector::db

@@ -96,7 +96,12 @@ class MariaDbReadinessCheck final : public ReadinessCheck {
  public:
   explicit MariaDbReadinessCheck(Connection& db) : db_(db) {}
   void check() override {
-    db_.run([](Connection& session) { return session.query("SELECT 1")->next(); });
+    db_.run([](Connection& session) { return session.query(statement())->next(); });
+  }
+  // The statement it runs (db/statement_set.h).
+  static const std::string& statement() {
+    static const std::string sql = "SELECT 1";
+    return sql;
   }
 
  private:

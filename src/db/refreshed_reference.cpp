@@ -91,23 +91,41 @@ const std::vector<Column<Pair>>& pair_columns() {
 
 // Every row of a reference table in id order, through its column table.
 template <typename Row>
-std::vector<Row> load_table(Connection& db, std::string_view table,
-                            std::span<const Column<Row>> columns) {
-  return db.rows("SELECT " + select_list(columns) + " FROM " + std::string(table) + " ORDER BY id",
-                 {}, columns);
+std::string table_statement(std::string_view table, std::span<const Column<Row>> columns) {
+  return "SELECT " + select_list(columns) + " FROM " + std::string(table) + " ORDER BY id";
+}
+
+struct TableStatements {
+  std::string chains, assets, connects, pairs;
+};
+
+const TableStatements& table_statements() {
+  static const TableStatements statements{
+      table_statement<Chain>("chains", kChainColumns),
+      table_statement<Asset>("assets", kAssetColumns),
+      table_statement<Connect>("connects", kConnectColumns),
+      table_statement<Pair>("pairs", pair_columns()),
+  };
+  return statements;
 }
 
 }  // namespace
 
 ReferenceData load_reference_data(Connection& db) {
   return db.run([](Connection& session) {
+    const auto& statements = table_statements();
     ReferenceData data;
-    data.chains = load_table<Chain>(session, "chains", kChainColumns);
-    data.assets = load_table<Asset>(session, "assets", kAssetColumns);
-    data.connects = load_table<Connect>(session, "connects", kConnectColumns);
-    data.pairs = load_table<Pair>(session, "pairs", pair_columns());
+    data.chains = session.rows<Chain>(statements.chains, {}, kChainColumns);
+    data.assets = session.rows<Asset>(statements.assets, {}, kAssetColumns);
+    data.connects = session.rows<Connect>(statements.connects, {}, kConnectColumns);
+    data.pairs = session.rows<Pair>(statements.pairs, {}, pair_columns());
     return data;
   });
+}
+
+std::vector<std::string> reference_statements() {
+  const auto& statements = table_statements();
+  return {statements.chains, statements.assets, statements.connects, statements.pairs};
 }
 
 std::chrono::steady_clock::time_point RefreshedReference::load(Connection& db) {

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "db/connection.h"
 #include "db/refreshed.h"
@@ -14,6 +16,8 @@
 namespace connector::db {
 
 domain::ReferenceData load_reference_data(Connection& db);
+// The statements it runs, a table each (db/statement_set.h).
+std::vector<std::string> reference_statements();
 
 // The reference data of this process's threads. The refresher reloads it on its interval; a
 // failed reload keeps serving the previous copy for as long as reloads fail (the

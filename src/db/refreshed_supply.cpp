@@ -22,14 +22,19 @@ constexpr Column<ChainSupply> kSupplyColumns[] = {
 
 }  // namespace
 
-std::vector<ChainSupply> load_chain_supply(Connection& db) {
+const std::string& supply_statement() {
   static const std::string statement =
       "SELECT " + select_list<ChainSupply>(kSupplyColumns) +
       " FROM chain_status s JOIN chains c ON c.id = s.chain_ref "
       "LEFT JOIN assets a ON a.chain_ref = c.id AND a.asset_type = 'Coin' "
       "ORDER BY c.id";
-  return db.run(
-      [](Connection& session) { return session.rows<ChainSupply>(statement, {}, kSupplyColumns); });
+  return statement;
+}
+
+std::vector<ChainSupply> load_chain_supply(Connection& db) {
+  return db.run([](Connection& session) {
+    return session.rows<ChainSupply>(supply_statement(), {}, kSupplyColumns);
+  });
 }
 
 }  // namespace connector::db

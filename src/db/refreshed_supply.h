@@ -23,6 +23,8 @@ struct ChainSupply {
 };
 
 std::vector<ChainSupply> load_chain_supply(Connection& db);
+// The statement it runs (db/statement_set.h).
+const std::string& supply_statement();
 
 // Status and supply, reloaded by the refresher like the reference data, but live
 // data: served at most two refresh intervals old (at least one second, so that a 50 ms interval

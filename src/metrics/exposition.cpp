@@ -251,8 +251,9 @@ void write_refreshed_load(const RefreshedLoad& load,
 }
 
 // One live process (pid: read once by the caller, as the master may clear the slot meanwhile):
-// its threads and what it serves from memory (0: not loaded yet).
-void write_process(std::int32_t pid, const ProcessSlot& slot,
+// its threads, whether it drains by itself (its pool slot, `control`) and what it serves from
+// memory (0: not loaded yet).
+void write_process(std::int32_t pid, const ProcessSlot& slot, const pool::ProcessControl& control,
                    rapidjson::Writer<rapidjson::StringBuffer>& w) {
   constexpr auto relaxed = std::memory_order_relaxed;
   w.StartObject();
@@ -265,7 +266,7 @@ void write_process(std::int32_t pid, const ProcessSlot& slot,
   w.Key("requests");
   w.Uint64(slot.requests.load(relaxed));
   w.Key("retiring");
-  w.Bool(slot.retiring.load(relaxed) != 0);
+  w.Bool(control.retiring.load(relaxed) != 0);
   w.Key("pending_requests");
   w.Uint(slot.pending_requests.load(relaxed));
   // The members keep the name the refreshed copies had before "snapshot" meant only the
@@ -352,26 +353,12 @@ void write_status(const Scoreboard& b, const pool::SharedState& state, DbServers
   write_events_status(state.events, b.events, w);
   w.Key("process_list");
   w.StartArray();
-  for (const auto& slot : b.processes) {
-    if (const std::int32_t pid = slot.pid.load(relaxed); pid != 0) write_process(pid, slot, w);
+  for (std::size_t i = 0; i < b.processes.size(); ++i) {
+    const std::int32_t pid = b.processes[i].pid.load(relaxed);
+    if (pid != 0) write_process(pid, b.processes[i], state.processes[i], w);
   }
   w.EndArray();
   w.EndObject();
-}
-
-void write_prometheus(const Scoreboard& b, EndpointLabels labels, DbServers servers,
-                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out) {
-  write_prometheus(b, pool::shared_state(), labels, servers, now_unix_ms, out);
-}
-
-void write_status(const Scoreboard& b, DbServers servers, std::int64_t now_unix_ms,
-                  rapidjson::StringBuffer& out) {
-  write_status(b, pool::shared_state(), servers, now_unix_ms, out);
-}
-
-void write_db_servers(const Scoreboard& /*board*/, DbServers servers, std::int64_t now_unix_ms,
-                      rapidjson::Writer<rapidjson::StringBuffer>& w) {
-  write_db_servers(pool::shared_state(), servers, now_unix_ms, w);
 }
 
 }  // namespace connector::metrics

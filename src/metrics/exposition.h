@@ -41,13 +41,4 @@ void write_status(const Scoreboard& board, const pool::SharedState& state, DbSer
 void write_db_servers(const pool::SharedState& state, DbServers servers, std::int64_t now_unix_ms,
                       rapidjson::Writer<rapidjson::StringBuffer>& w);
 
-// The same with this process's shared state (pool::shared_state()), as api/ops.cpp calls them
-// (it passes the scoreboard, which no longer holds the servers).
-void write_prometheus(const Scoreboard& board, EndpointLabels labels, DbServers servers,
-                      std::int64_t now_unix_ms, rapidjson::StringBuffer& out);
-void write_status(const Scoreboard& board, DbServers servers, std::int64_t now_unix_ms,
-                  rapidjson::StringBuffer& out);
-void write_db_servers(const Scoreboard& board, DbServers servers, std::int64_t now_unix_ms,
-                      rapidjson::Writer<rapidjson::StringBuffer>& w);
-
 }  // namespace connector::metrics

@@ -3,12 +3,14 @@
 // shared mapping made by the master before it forks, like php-fpm's scoreboard. Lock-free
 // atomics are address-free, so every process updates the same counters. /metrics and /status
 // render it; nothing here allocates. What the processes coordinate by (leases, rotation, the
-// publisher's cursor and queue) is not here but in pool/shared_state.h.
+// publisher's cursor and queue, a process's retiring flag and heartbeat) is not here but in
+// pool/shared_state.h.
 #include <array>
 #include <atomic>
 #include <cstdint>
 
 #include "metrics/events_counters.h"
+#include "pool/process_control.h"
 
 namespace connector::metrics {
 
@@ -26,10 +28,8 @@ inline constexpr std::array<std::uint64_t, 12> kLatencyBucketsUs = {
 // The reasons of fastcgi::FcgiRejection after kNone: malformed, too large, management, deadline.
 inline constexpr std::size_t kFcgiRejectionReasons = 4;
 
-inline constexpr std::size_t kMaxProcessSlots = 128;  // processes x 2 during a reload
-
-// When a process's refreshed copy (db/refreshed.h) was last loaded (0: never): as_of when the
-// load began (every row committed before it is in the copy), loaded when it was stored (its age,
+// When a process's refreshed copy (db/refreshed.h) was last loaded (0: never): as_of when the load
+// began (every row committed before it is in the copy), loaded when it was stored (its age,
 // and so when it stops being served, counts from there), in unix milliseconds and on
 // CLOCK_MONOTONIC, the clock the age is counted on (the same for every process of the host).
 // /status shows them so that an operator, or a test, can tell what a process serves from memory
@@ -56,25 +56,19 @@ struct RefreshedLoads {
   }
 };
 
-// One worker process. The master clears a slot when its process exits, so a crashed process
-// leaves no phantom busy threads behind.
+// One worker process's figures (what the master decides by, retiring and the heartbeat, is the
+// pool's slot of the same index: pool::ProcessControl). The master clears a slot when its
+// process exits, so a crashed process leaves no phantom busy threads behind.
 struct ProcessSlot {
   std::atomic<std::int32_t> pid{0};
   std::atomic<std::uint32_t> threads{0};
   std::atomic<std::uint32_t> active{0};
   std::atomic<std::uint64_t> requests{0};
-  // Set by a process that has served max_requests and drains: the master starts its
-  // replacement at once rather than when it exits.
-  std::atomic<std::uint32_t> retiring{0};
   // Connections whose request is not whole yet, waiting without a thread
   // (fcgi/pending_requests.h).
   std::atomic<std::uint32_t> pending_requests{0};
   // Database servers this process skips now because they stopped answering (db::CircuitBreaker).
   std::atomic<std::uint32_t> breakers_open{0};
-  // CLOCK_MONOTONIC milliseconds when one of the process's threads last took work or found
-  // none within a second: the master feeds systemd's watchdog only while every serving process
-  // beats (fcgi/master.h).
-  std::atomic<std::int64_t> heartbeat_ms{0};
   RefreshedLoads refreshed_loads;
 };
 
@@ -108,7 +102,7 @@ struct Scoreboard {
       latency{};
   std::array<std::atomic<std::uint64_t>, kEndpointSlots> latency_sum_us{};
 
-  std::array<ProcessSlot, kMaxProcessSlots> processes{};
+  std::array<ProcessSlot, pool::kMaxProcessSlots> processes{};
   EventsCounters events;
 
   // Figures summed over the live process slots.

@@ -1,7 +1,8 @@
 #pragma once
 // What the worker's processes coordinate by, apart from what they count (metrics/scoreboard.h):
 // the leases of the tasks one process does for the pool, each database server's rotation and
-// readings, and the event publisher's cursor and initial-state queue. A plain struct of lock-free
+// readings, the event publisher's cursor and initial-state queue, and what the master reads of
+// each worker process (retiring, its heartbeat). A plain struct of lock-free
 // (address-free) atomics in one anonymous shared mapping made by the master before it forks,
 // so every process sees the same state; nothing here allocates.
 #include <array>
@@ -11,6 +12,7 @@
 
 #include "pool/events_board.h"
 #include "pool/lease.h"
+#include "pool/process_control.h"
 #include "pool/server_slot.h"
 
 namespace connector::pool {
@@ -20,6 +22,9 @@ struct SharedState {
   // The process that measures the servers for the pool (db/replica_monitor.h).
   Lease lag_monitor;
   EventsBoard events;
+  // One per worker process, the slot of the scoreboard's of the same index (the master's
+  // Child::slot).
+  std::array<ProcessControl, kMaxProcessSlots> processes{};
 
   // The slot of a server, if it has one.
   ServerSlot* find_server(std::uint64_t key);

@@ -43,8 +43,8 @@ def endpoint_descriptions():
 
 
 def nginx_contract():
-    """scripts/nginx-contract as a module (its NOT_CACHED: the endpoints it leaves out of
-    nginx's cache besides the event streams)."""
+    """scripts/nginx-contract as a module (its front_cached(): whether nginx may store an
+    endpoint's answers, from its description)."""
     loader = importlib.machinery.SourceFileLoader("nginx_contract",
                                                   str(REPO / "scripts" / "nginx-contract"))
     spec = importlib.util.spec_from_loader("nginx_contract", loader)

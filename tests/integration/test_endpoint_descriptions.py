@@ -1,12 +1,12 @@
 """The endpoint descriptions (src/api/endpoints.h, one per endpoint file) against what repeats
 them outside the code: docs/openapi.yaml (the paths, each parameter's name, whether it is
-required, its schema by kind, the echoed members of the answer, the Cache-Control values, the
-statuses and the page size's limits) and nginx's cache rules in nginx/connector-http.conf (the
-names a canonical request may carry, and the cache key's). A parameter added in one place and forgotten
-in another fails here, as does a parameter of a kind the tests have no valid sample of
-(fixture.py). What the documents and the benchmark's peers say of /v1/history's filters is
-held to kHistoryFilters too (Documents, BenchPeers). No stack: the build's tests/endpoints-dump
-prints the descriptions."""
+required, its schema by kind, its default, the echoed members of the answer, the Cache-Control
+values, the statuses and the page size's limits) and nginx's cache rules in
+nginx/connector-http.conf (the names a canonical request may carry, and the cache key's). A
+parameter added in one place and forgotten in another fails here, as does a parameter of a kind
+the tests have no valid sample of (fixture.py). What the documents and the benchmark's peers say
+of /v1/history's filters is held to kHistoryFilters too (Documents, BenchPeers). No stack: the
+build's tests/endpoints-dump prints the descriptions."""
 
 import re
 import unittest
@@ -15,7 +15,6 @@ import yaml
 
 from fixture import Fixture, valid_params
 from harness import REPO, endpoint_descriptions, nginx_contract
-from test_database_boundary import OTHER_STATEMENTS
 
 DESCRIPTIONS = endpoint_descriptions()
 ENDPOINTS = {e["path"]: e for e in DESCRIPTIONS["endpoints"]}
@@ -48,17 +47,27 @@ def documented_params(path):
     return params
 
 
+def documented_defaults(path):
+    """{name: its schema's default as text ("" when it has none)} of the document's GET on path."""
+    defaults = {}
+    for param in DOCUMENT["paths"][path]["get"].get("parameters", []):
+        if "$ref" in param:
+            param = follow(param["$ref"])
+        if param["in"] == "query":
+            defaults[param["name"]] = str(param["schema"].get("default", ""))
+    return defaults
+
+
 def ok_answer(path):
     answer = DOCUMENT["paths"][path]["get"]["responses"]["200"]
     return follow(answer["$ref"]) if "$ref" in answer else answer
 
 
-# The endpoints whose answers nginx never caches: those scripts/nginx-contract leaves out (the
-# deposit addresses: connector-cache-rules.conf), and the event streams and long-polls (each
-# answer for one client at one moment).
+# The endpoints whose answers nginx never caches, which scripts/nginx-contract leaves out: the
+# event streams and long-polls (each answer for one client at one moment), and those whose
+# description says so (the deposit addresses: connector-cache-rules.conf).
 NGINX_CONTRACT = nginx_contract()
-UNCACHED = NGINX_CONTRACT.NOT_CACHED | {path for path, e in ENDPOINTS.items()
-                                        if e["body"] != "json"}
+UNCACHED = {path for path, e in ENDPOINTS.items() if not NGINX_CONTRACT.front_cached(e)}
 
 
 def map_block(name):
@@ -82,6 +91,14 @@ class OpenApi(unittest.TestCase):
             self.assertEqual(documented_params(path), described, path)
             for _, schema in described.values():
                 self.assertIn(schema, SCHEMAS, path)
+
+    def test_each_default_is_what_an_absent_parameter_stands_for(self):
+        """A documented default is the value the description reads an absent parameter as
+        (absent_means, which nginx's cache key writes out); a parameter without one documents
+        none."""
+        for path, endpoint in ENDPOINTS.items():
+            self.assertEqual(documented_defaults(path),
+                             {p["name"]: p["absent_means"] for p in endpoint["params"]}, path)
 
     def test_echoed_parameters_are_members_of_the_answer(self):
         echoed = set()
@@ -185,11 +202,11 @@ class Documents(unittest.TestCase):
     """What the documents say of the filters of /v1/history, derived from the code: the tour
     names each, docs/schema.md each one's indexes, and the counts (the history statements,
     db::all_history_statements() as tests/endpoints-dump prints it; a connection's whole set,
-    those and test_database_boundary's OTHER_STATEMENTS; the filters and their combinations).
+    those and db::other_statements(); the filters and their combinations).
     A filter added changes them all: this fails until the documents say so."""
 
     HISTORY = DESCRIPTIONS["history_statements"]
-    PER_CONNECTION = HISTORY + OTHER_STATEMENTS
+    PER_CONNECTION = HISTORY + DESCRIPTIONS["other_statements"]
     FILTERS = len([p for p in ENDPOINTS["/v1/history"]["params"]
                    if p["name"] not in ("page_id", "page_size", "order")])
 
@@ -200,11 +217,6 @@ class Documents(unittest.TestCase):
             found += [int(n) for n in (match if isinstance(match, tuple) else [match]) if n]
         self.assertTrue(found, (document, pattern))
         return found
-
-    def test_a_connections_statements_fit_its_statement_cache(self):
-        # Past db::Connection::kMaxStatements a connection would close and prepare statements
-        # again on every request: a filter that grows the set that far must raise the bound.
-        self.assertLessEqual(self.PER_CONNECTION, DESCRIPTIONS["statement_cache"])
 
     def test_the_tour_names_every_filter(self):
         tour = (REPO / "docs" / "tour.md").read_text().split("## GET /v1/history\n", 1)[1]

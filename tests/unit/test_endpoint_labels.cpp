@@ -7,6 +7,7 @@
 
 #include "api/router.h"
 #include "metrics/exposition.h"
+#include "pool/shared_state.h"
 
 using namespace connector;
 
@@ -37,8 +38,9 @@ BOOST_AUTO_TEST_CASE(metrics_show_the_labelled_slots_only) {
   metrics::Scoreboard board;
   board.record(metrics::kEndpointSlots - 1, 200, 10, false);  // a slot nothing labels
   board.record(api::kUnknownEndpoint, 404, 10, false);
+  const pool::SharedState state;
   rapidjson::StringBuffer out;
-  metrics::write_prometheus(board, api::endpoint_labels(), {}, 0, out);
+  metrics::write_prometheus(board, state, api::endpoint_labels(), {}, 0, out);
   const std::string text(out.GetString(), out.GetSize());
   BOOST_TEST(count_of(text, "connector_request_duration_seconds_count{") ==
              api::endpoint_labels().size());

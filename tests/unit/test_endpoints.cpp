@@ -15,12 +15,14 @@
 #include <tuple>
 #include <vector>
 
+#include "api/params.h"
 #include "api/router.h"
 #include "chain/address.h"
 #include "chain/bytes.h"
 #include "db/history_filters.h"
 #include "db/history_statements.h"
 #include "db/interfaces.h"
+#include "pool/shared_state.h"
 #include "util/clock.h"
 
 using namespace connector;
@@ -141,7 +143,8 @@ struct Fixture {
   FakeReadiness readiness;
   db::RefreshedReference reference{std::chrono::milliseconds(1000)};
   db::RefreshedSupply supply{std::chrono::milliseconds(1000)};
-  api::Router router{{history, accounts, readiness, reference, supply}};
+  pool::SharedState state;
+  api::Router router{{history, accounts, readiness, reference, supply, state}};
 
   Fixture() {
     reference.store(reference_data());
@@ -229,6 +232,27 @@ BOOST_AUTO_TEST_CASE(history_with_filters) {
   BOOST_TEST(!filter.is_set(db::history_filter("pair_id")));
 }
 
+// A parameter left out is the value its description says it stands for (absent_means): the
+// same answer as that value written out, which nginx keys as one (scripts/nginx-contract); the
+// page size's is the default.
+BOOST_AUTO_TEST_CASE(an_absent_parameter_is_the_value_it_stands_for) {
+  std::string written_out;
+  for (const auto& p : api::kHistoryEndpoint.params) {
+    if (p.absent_means.empty()) continue;
+    if (p.kind == api::ParamKind::kPageSize) {
+      BOOST_TEST(api::parse_page_size(p.name, p.absent_means) == api::kDefaultPageSize);
+    }
+    written_out += (written_out.empty() ? "" : "&") + std::string(p.name) + "=";
+    written_out += p.absent_means;
+  }
+  BOOST_TEST(written_out == "page_id=0&page_size=20&order=DESC");
+  const std::string left_out(router.handle({"GET", "/v1/history", "", {}, "rid-1"}).body);
+  const auto spelled = router.handle({"GET", "/v1/history", written_out, {}, "rid-1"});
+  BOOST_TEST(spelled.status == 200);
+  BOOST_TEST(std::string(spelled.body) == left_out);
+  BOOST_TEST(left_out.find(R"("page_id":"0","page_size":"20",)") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(empty_history_pages_are_not_for_nginx_to_store) {
   const auto page = router.handle({"GET", "/v1/history", "page_size=5", {}, "rid-1"});
   const auto past_end = router.handle({"GET", "/v1/history", "page_id=9", {}, "rid-1"});
@@ -307,8 +331,8 @@ namespace {
 
 // The event endpoints, served (a publisher's board), against the same fakes.
 struct EventsFixture : Fixture {
-  metrics::EventsBoard board;
-  api::Router events_router{{history, accounts, readiness, reference, supply, {}, &board}};
+  pool::EventsBoard& board = state.events;
+  api::Router events_router{{history, accounts, readiness, reference, supply, state, {}, &board}};
   const std::string hash_query = "hash=" + std::string(64, 'a');
   const std::string address_query = "address=0x" + std::string(40, 'D');
 

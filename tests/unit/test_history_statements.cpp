@@ -1,6 +1,7 @@
 // The fixed statement set of history reads (db/history_statements.h): every combination of the
 // filters (db/history_filters.h), in both orders and both page forms, maps into one set whose size
-// does not depend on what clients send, and each statement gets one value per placeholder.
+// does not depend on what clients send, and each statement gets one value per placeholder. With
+// the other statements (db/statement_set.h), it fits a connection's statement cache.
 #define BOOST_TEST_MODULE history_statements
 #include <boost/test/unit_test.hpp>
 
@@ -9,7 +10,9 @@
 #include <string>
 #include <variant>
 
+#include "db/connection.h"
 #include "db/history_statements.h"
+#include "db/statement_set.h"
 
 using connector::db::AccessPath;
 using connector::db::choose_access_path;
@@ -223,4 +226,19 @@ BOOST_AUTO_TEST_CASE(deep_pages_join_their_ids_in_a_fixed_order) {
   BOOST_TEST(page.params.empty());
   BOOST_TEST(page.sql.find(") p JOIN history h FORCE INDEX (PRIMARY) ON h.id = p.id") !=
              std::string::npos);
+}
+
+// Every statement a connection can prepare, whatever clients send: the history set and the
+// others, each text listed once, within the statement cache (past it a connection would close
+// and prepare statements again on every request: a filter that grows the set that far must
+// raise the bound).
+BOOST_AUTO_TEST_CASE(a_connections_statements_fit_its_statement_cache) {
+  const auto history = connector::db::all_history_statements();
+  const auto others = connector::db::other_statements();
+  std::set<std::string> all(history.begin(), history.end());
+  for (const auto& text : others) {
+    BOOST_TEST(!text.empty());
+    BOOST_TEST(all.insert(text).second, "listed twice: " << text);
+  }
+  BOOST_TEST(all.size() <= connector::db::Connection::kMaxStatements);
 }

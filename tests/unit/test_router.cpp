@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "db/connection.h"
 #include "db/refreshed_reference.h"
+#include "pool/shared_state.h"
 
 using namespace connector;
 
@@ -119,7 +120,8 @@ struct RouterFixture {
   db::MariaDbReadinessCheck readiness{connection};
   db::RefreshedReference reference{std::chrono::milliseconds(1000)};
   db::RefreshedSupply supply{std::chrono::milliseconds(1000)};
-  api::Router router{{history, accounts, readiness, reference, supply}};
+  pool::SharedState state;
+  api::Router router{{history, accounts, readiness, reference, supply, state}};
 
   Answer get(std::string_view path, std::string_view query = {}, std::string_view id = "rid-1",
              std::string_view method = "GET", std::string_view if_none_match = {}) {
@@ -343,7 +345,8 @@ BOOST_AUTO_TEST_CASE(history_without_a_database_server_is_503_with_retry_after) 
   db::MariaDbReadinessCheck readiness(connection);
   db::RefreshedReference reference(std::chrono::milliseconds(1000));
   db::RefreshedSupply supply(std::chrono::milliseconds(1000));
-  api::Router router({history, accounts, readiness, reference, supply});
+  const pool::SharedState state;
+  api::Router router({history, accounts, readiness, reference, supply, state});
 
   const auto started = std::chrono::steady_clock::now();
   const Answer a = take_apart(router.handle({"GET", "/v1/history", "page_id=0", {}, "db-down-1"}));
