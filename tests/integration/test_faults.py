@@ -78,6 +78,12 @@ def is_unavailable(r):
     return (r.status, r.code, r.retry_after, r.shape_ok) == (503, "unavailable", "1", True)
 
 
+def reaches_database(target):
+    """A target whose answer comes from the database and that nginx caches: neither reference
+    data (answered from the worker's memory) nor /v1/account (never cached)."""
+    return target.endpoint not in REFERENCE and target.endpoint != "/v1/account"
+
+
 def failures(load):
     return [r for r in load.records if not r.ok]
 
@@ -118,35 +124,8 @@ class Faults(unittest.TestCase):
         others = Load(s.port, [t for t in targets if t.endpoint not in HISTORY], connections=4)
         with parked:
             pace(1.5)  # the history load running before the lock
-            lock = s.hold_table_lock("history", 60)
-            try:
-                # At least a process's worth of history requests wait on the lock in worker
-                # threads (nginx may hold the others on connections kept to a process whose
-                # threads all wait); the process with the most busy threads, as the worker
-                # states them, holds at least half of them: it is the victim.
-                self.assertIsNotNone(wait_until(lambda: s.lock_waiters() >= THREADS, 10),
-                                     "the history requests never waited on the lock")
-                victim = max(s.worker_status()["process_list"],
-                             key=lambda p: p["active_threads"])["pid"]
-                self.assertIn(victim, children)
-                others.__enter__()
-                killed_at = time.clock_gettime(time.CLOCK_BOOTTIME)  # started_at()'s clock
-                killed_at_monotonic = time.monotonic()
-                s.tripwire.expect("killed by Killed", "the victim process, killed here")
-                os.kill(victim, signal.SIGKILL)
-            finally:
-                s.release_table_lock(lock)
-
-            def whole():
-                now = s.worker_children()
-                return (len(now) == PROCESSES and victim not in now
-                        and self.pool_threads(now) == [threads_each] * PROCESSES)
-
-            replaced = wait_until(lambda: victim not in s.worker_children()
-                                  and len(s.worker_children()) == PROCESSES, 10)
-            # When the kernel started the replacement, not when this test saw it.
-            replaced_at = replaced and max(started_at(pid) for pid in s.worker_children())
-            whole_at = wait_until(whole, 10)  # as seen by this test: reported, not asserted
+            victim, killed_at, killed_at_monotonic = self.kill_the_busiest(children, others)
+            replaced_at, whole_at = self.wait_replaced(victim, threads_each)
             pace(2)  # the loads running on after the replacement
             others.__exit__(None, None, None)
         failed = failures(parked) + failures(others)
@@ -169,6 +148,48 @@ class Faults(unittest.TestCase):
         self.assertEqual(after["process_crashes"], crashes + 1)
         self.assertIn(f"worker process {victim} killed by Killed", s.worker_log_text())
 
+    def kill_the_busiest(self, children, others):
+        """test_kill_9_of_a_worker_process's kill: locks history until just after it, starts the
+        others load and kills -9 the process with the most history requests waiting. Returns the
+        victim and when it was killed, on CLOCK_BOOTTIME (started_at()'s clock) and monotonic."""
+        s = self.stack
+        lock = s.hold_table_lock("history", 60)
+        try:
+            # At least a process's worth of history requests wait on the lock in worker
+            # threads (nginx may hold the others on connections kept to a process whose
+            # threads all wait); the process with the most busy threads, as the worker
+            # states them, holds at least half of them: it is the victim.
+            self.assertIsNotNone(wait_until(lambda: s.lock_waiters() >= THREADS, 10),
+                                 "the history requests never waited on the lock")
+            victim = max(s.worker_status()["process_list"],
+                         key=lambda p: p["active_threads"])["pid"]
+            self.assertIn(victim, children)
+            others.__enter__()
+            killed_at = time.clock_gettime(time.CLOCK_BOOTTIME)  # started_at()'s clock
+            killed_at_monotonic = time.monotonic()
+            s.tripwire.expect("killed by Killed", "the victim process, killed here")
+            os.kill(victim, signal.SIGKILL)
+            return victim, killed_at, killed_at_monotonic
+        finally:
+            s.release_table_lock(lock)
+
+    def wait_replaced(self, victim, threads_each):
+        """When the kernel started the victim's replacement (CLOCK_BOOTTIME; None when there is
+        none within 10 s), and when this test saw every pool whole again (monotonic: reported,
+        not asserted; None when it did not within 10 s)."""
+        s = self.stack
+
+        def whole():
+            now = s.worker_children()
+            return (len(now) == PROCESSES and victim not in now
+                    and self.pool_threads(now) == [threads_each] * PROCESSES)
+
+        replaced = wait_until(lambda: victim not in s.worker_children()
+                              and len(s.worker_children()) == PROCESSES, 10)
+        # When the kernel started the replacement, not when this test saw it.
+        replaced_at = replaced and max(started_at(pid) for pid in s.worker_children())
+        return replaced_at, wait_until(whole, 10)
+
     def test_database_down_for_10_s(self):
         s = self.stack
         pids = s.worker_pids()
@@ -176,15 +197,10 @@ class Faults(unittest.TestCase):
         # The cached endpoints as clients ask for them, plus what must reach the worker: the
         # database-backed endpoints under unique keys (account is never cached).
         cached = all_endpoints(fixture)
-        uncached = [Target(t.path, unique=True) for t in cached
-                    if t.endpoint not in REFERENCE and t.endpoint != "/v1/account"]
+        uncached = [Target(t.path, unique=True) for t in cached if reaches_database(t)]
         load = Load(s.port, cached + uncached, connections=16)
         with load:
-            # Every target nginx caches is in its cache (a copy to serve stale later).
-            for target in cached:
-                if target.endpoint not in REFERENCE and target.endpoint != "/v1/account":
-                    self.assertIsNotNone(wait_until(lambda: s.get(target.path).headers.get(
-                        "X-Cache-Status") == "HIT", 30, step=0.1), target.path)
+            self.wait_cached(cached)
             s.stop_mariadb()
             down_from = time.monotonic()
             # The worker serves /v1/ab from memory until its refreshed supply is too old.
@@ -216,6 +232,23 @@ class Faults(unittest.TestCase):
             first_200_after_restart_s=round(back - down_until, 1),
             worker_processes_unchanged=s.worker_pids() == pids)
         self.assertEqual(unexpected, [])
+        self.assert_answers_while_down(while_down, supply_expired)
+        self.assertGreater(len(after), 100)
+        self.assertEqual([r for r in after if not r.ok], [])
+        self.assert_nothing_restarted_or_leaked(pids, crashes)
+
+    def wait_cached(self, cached):
+        """Every target of cached that nginx caches is in its cache (a copy to serve stale
+        later)."""
+        s = self.stack
+        for target in cached:
+            if reaches_database(target):
+                self.assertIsNotNone(wait_until(lambda: s.get(target.path).headers.get(
+                    "X-Cache-Status") == "HIT", 30, step=0.1), target.path)
+
+    def assert_answers_while_down(self, while_down, supply_expired):
+        """What each answer was while the database was down: from memory, nginx's copy, or the
+        JSON 503; supply_expired is when the worker's refreshed /v1/ab supply ran out."""
         self.assertGreater(len(while_down), 100)
         for r in while_down:
             if r.endpoint in REFERENCE:
@@ -230,10 +263,11 @@ class Faults(unittest.TestCase):
                 self.assertTrue(r.ok, r)
                 self.assertIn(r.cache, ("HIT", "STALE", "UPDATING"), r)
         self.assertTrue(any(r.cache == "STALE" for r in while_down))
-        self.assertGreater(len(after), 100)
-        self.assertEqual([r for r in after if not r.ok], [])
-        # No worker restarted, and no database session leaked: at most a reader and a writer
-        # per thread and the refresher's per process, and as many after more load.
+
+    def assert_nothing_restarted_or_leaked(self, pids, crashes):
+        """No worker restarted, and no database session leaked: at most a reader and a writer
+        per thread and the refresher's per process, and as many after more load."""
+        s = self.stack
         self.assertEqual(s.worker_pids(), pids)
         self.assertEqual(self.status()["process_crashes"], crashes)
         sessions = s.db_connections()
