@@ -3,6 +3,7 @@
 #include <fcgiapp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -131,8 +132,26 @@ void WorkerPool::request_stop() {
   if (stopping_.exchange(true)) return;
   // No new connection for this process (the others, or its replacement, take them).
   ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, listen_fd_, nullptr);
+  take_queued_connections();
   const std::uint64_t one = 1;
   [[maybe_unused]] const auto written = ::write(stop_fd_.get(), &one, sizeof one);
+}
+
+// EPOLLEXCLUSIVE wakes one process for a new connection. One that arrived just before the
+// EPOLL_CTL_DEL above may have woken this process alone, and the removal drops that wake-up: no
+// other process hears of the connection until the next one arrives (a request unanswered for
+// nginx's whole read timeout after a reload, under load). So a stopping process takes what is
+// queued once it has left the socket, and serves it while it drains (through pending_, which
+// hands a whole request to a thread); what arrives later wakes the others. Bounded by the
+// backlog: a queue that refills as fast as it is taken is theirs to serve.
+void WorkerPool::take_queued_connections() {
+  pollfd listening{listen_fd_, POLLIN, 0};
+  for (unsigned taken = 0; taken < config_.worker.listen_backlog; ++taken) {
+    if (::poll(&listening, 1, 0) != 1 || (listening.revents & POLLIN) == 0) return;
+    UniqueFd connection = accept_connection();
+    if (!connection) return;  // taken by another process, refused, or out of descriptors
+    pending_.add(std::move(connection), Clock::now() + read_timeout_);
+  }
 }
 
 void WorkerPool::join() {

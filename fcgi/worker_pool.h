@@ -64,7 +64,8 @@ class WorkerPool {
   UniqueFd take_while_draining();  // a kept or pending connection's request; none when none
   // The connection an event of the process's set brings, if any (the stop signal brings none).
   UniqueFd on_event(const epoll_event& event);
-  UniqueFd accept_connection();  // an accepted, checked connection; none if none
+  UniqueFd accept_connection();    // an accepted, checked connection; none if none
+  void take_queued_connections();  // on stopping: the connections queued (see the .cpp)
   // Stopping, and no thread waits for work any more: the stop signal, which stays readable,
   // leaves the set, so that draining threads wait on it for requests only.
   void retire_stop_signal();

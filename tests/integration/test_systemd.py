@@ -165,6 +165,23 @@ class WorkerUnderSystemd(unittest.TestCase):
         self.assertEqual(senders, {pid}, "NotifyAccess=main: only the master may notify; got "
                                          f"{[(m[1], m[2]) for m in notify.messages]}")
 
+    def test_a_lone_request_after_each_of_30_reloads_is_answered(self):
+        """One request at a time, each right after a reload's READY=1: the moment a new
+        connection can wake only a process that is leaving the socket (EPOLLEXCLUSIVE), which
+        then takes it from the queue (WorkerPool::take_queued_connections) instead of leaving it
+        for nginx's read timeout, as test_notify_protocol_from_the_main_pid once saw."""
+        notify = self.notify_socket("reloads.sock")
+        run = self.activate("reloads", {"NOTIFY_SOCKET": notify.path})
+        self.get_networks()  # starts it
+        notify.wait_for("READY")
+        for _ in range(30):
+            mark = len(notify.messages)
+            run.proc.send_signal(signal.SIGHUP)
+            reloading, _ = notify.wait_for("RELOADING", since=mark)
+            notify.wait_for("READY", since=reloading + 1)
+            self.get_networks()
+        run.stop(self)
+
     def test_the_watchdog_is_fed_only_while_every_process_beats(self):
         """A worker process made to hang (SIGSTOP) stops beating; past the heartbeat limit
         (2 x fcgi_read_timeout_ms + request_timeout_ms + 3 s: 4.5 s here) the master stops
