@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 
-from fleet_state import REPO, SCRIPTS, log, node_address, run, running_pid
+from fleet_state import REPO, SCRIPTS, log, node_address, run, running_pid, signals_deferred
 
 FLEET_PARTS = ("primary", "front")
 NODE_PARTS = ("worker", "nginx", "events", "replica")
@@ -205,12 +205,14 @@ class Node:
         # The environment would override the file's passwords (docs/operations.md, configuration).
         env = {name: value for name, value in os.environ.items()
                if name not in ("CONNECTOR_DB_PASSWORD", "CONNECTOR_DB_WRITE_PASSWORD")}
-        with open(self.dir / "worker.log", "ab") as output:
+        # In a session of its own, a Ctrl-C never reaches it: its pid file must exist before one
+        # can end this script, or nothing could stop it.
+        with signals_deferred(), open(self.dir / "worker.log", "ab") as output:
             worker = subprocess.Popen(
                 [f"{self.fleet.settings()['build']}/fcgi/connector-worker", "--config",
                  str(self.config)], stdin=subprocess.DEVNULL, stdout=output,
                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        self.worker_pid.write_text(f"{worker.pid}\n")
+            self.worker_pid.write_text(f"{worker.pid}\n")
         wait_until(lambda: self.socket.is_socket() or worker.poll() is not None, 30)
         if not self.socket.is_socket():
             log(f"node {self.k}'s worker did not start:")

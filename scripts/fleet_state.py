@@ -17,6 +17,7 @@ The folder (.fleet/ by default):
   start-PART, stop-PART  a script per part of the fleet (fleet_parts.write_part_scripts)
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -54,6 +55,13 @@ def running_pid(pid_file, program):
 
 # --- running the other scripts ---------------------------------------------------------------
 
+def _start_time(pid):
+    """When the process started, in clock ticks since boot (/proc/PID/stat's 22nd field; the
+    command name before it is in parentheses and may hold spaces)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2:].split()[19]
+
+
 class Interrupted(Exception):
     """SIGINT or SIGTERM reached a program that called stop_on_signals()."""
 
@@ -77,6 +85,22 @@ def stop_on_signals():
     left half started."""
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """SIGINT and SIGTERM wait until the block has run (a process started and its pid file
+    written, say), then act as they would have."""
+    arrived = []
+    previous = {signum: signal.signal(signum, lambda signum, _frame: arrived.append(signum))
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in arrived[:1]:
+            signal.raise_signal(signum)
 
 
 def shield_from_signals():
@@ -161,14 +185,19 @@ class FleetDir:
             f.write("\n")
         self._settings = dict(values)
 
+    def write_runner_pid(self):
+        """fleet.pid: this process, with its start time, so that a pid reused by another
+        process (another fleet's, say) is never taken for this fleet's."""
+        pid = os.getpid()
+        self.pid_file.write_text(f"{pid} {_start_time(pid)}\n")
+
     def runner_pid(self):
         """The pid of the scripts/fleet that runs this fleet in the foreground, if it runs."""
         try:
-            pid = int(self.pid_file.read_text())
-            words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            pid, started = self.pid_file.read_text().split()
+            return int(pid) if _start_time(int(pid)) == started else None
         except (OSError, ValueError):
             return None
-        return pid if any(w.rsplit(b"/", 1)[-1] == b"fleet" for w in words[:2]) else None
 
     def write_state(self, create=False):
         """Writes state.json from what runs now. Without create, only once scripts/fleet has

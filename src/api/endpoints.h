@@ -23,8 +23,8 @@ namespace connector::api {
 
 // What an endpoint may use, for as long as its thread lives: the thread's history reader,
 // deposit accounts and readiness check (db/interfaces.h, over its read and write connections),
-// the process's refreshed copies (db/refreshed.h) and the pool's shared state. Nothing of a request is here
-// (RequestContext).
+// the process's refreshed copies (db/refreshed.h) and the pool's shared state. Nothing of a request
+// is here (RequestContext).
 struct Services {
   db::HistoryReader& history;
   db::DepositAccounts& accounts;

@@ -12,7 +12,9 @@ namespace connector::pool {
 // Worker processes with a slot: `processes` x 2 during a reload.
 inline constexpr std::size_t kMaxProcessSlots = 128;
 
-struct ProcessControl {
+// A cache line each: every thread of a process writes its heartbeat at each wake-up, which
+// must not invalidate the line the other processes write theirs on.
+struct alignas(64) ProcessControl {
   // Set by a process that has served max_requests and drains: the master starts its
   // replacement at once rather than when it exits.
   std::atomic<std::uint32_t> retiring{0};
@@ -21,5 +23,7 @@ struct ProcessControl {
   // beats (fcgi/master.h).
   std::atomic<std::int64_t> heartbeat_ms{0};
 };
+
+static_assert(sizeof(ProcessControl) == 64);
 
 }  // namespace connector::pool
