@@ -12,7 +12,8 @@ namespace {
 
 // The page's parameters, then one per filter (db/history_filters.h): checked in this order, the
 // filters echoed in the answer in this order too, with their wire names (the contract's). The
-// first page, newest first, of the default size (kDefaultPageSize: test_endpoints) when absent.
+// first page, newest first, of the default size (kDefaultPageSize: test_endpoints_history) when
+// absent.
 constexpr ParamSpec kPageParams[] = {
     {.name = "page_id", .kind = ParamKind::kUint64, .absent_means = "0"},
     {.name = "page_size", .kind = ParamKind::kPageSize, .absent_means = "20"},

@@ -1,7 +1,7 @@
 #pragma once
 // The narrow interfaces the endpoints use to read history, record deposit accounts and check
 // readiness, so every endpoint can be tested against an in-memory fake (tests/unit/
-// test_endpoints.cpp) as well as against MariaDB (tests/integration/). The MariaDB versions
+// endpoint_fakes.h) as well as against MariaDB (tests/integration/). The MariaDB versions
 // below are thin: the statements live in history_reads, deposit_account_writes.
 #include <cstdint>
 #include <optional>
