@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "answer_log.h"
 #include "api/router.h"
 #include "db/connection.h"
 #include "libfcgi_request.h"
@@ -46,25 +47,6 @@ fastcgi::FcgiLimits fcgi_limits(const config::Config& config) {
 
 util::LogThrottle refusal_lines(std::chrono::seconds(10));
 util::LogThrottle accept_error_lines(std::chrono::seconds(10));
-
-// The access log's line for one answer. Health and monitoring probes (a balancer's every few
-// seconds) stay out of it unless they fail or are slow; /metrics and /status count them.
-void log_access(const util::AccessLog& access_log, const api::HttpResponse& response,
-                const std::string& method, std::uint64_t duration_us, bool slow, int pid) {
-  const bool probe = response.endpoint_index == api::kOpsEndpoint && response.status < 500;
-  if (!slow && (!access_log.enabled() || probe)) return;
-  const util::AccessRecord record{util::unix_ms_now(),
-                                  response.request_id,
-                                  method,
-                                  api::endpoint_labels()[response.endpoint_index],
-                                  response.status,
-                                  duration_us,
-                                  response.body.size(),
-                                  pid};
-  const std::string line = util::format_access_line(record);
-  if (slow) util::log_warning("slow request: " + line.substr(0, line.size() - 1));
-  access_log.write(line);
-}
 
 // Raises the pool-wide high-water mark of busy threads.
 void note_active(metrics::Scoreboard& board) {
