@@ -1,0 +1,84 @@
+#include "webhooks/receiver_url.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+
+namespace connector::webhooks {
+namespace {
+
+constexpr std::size_t kMaxUrlBytes = 2048;
+
+struct UrlDeleter {
+  void operator()(CURLU* url) const { curl_url_cleanup(url); }
+};
+using UrlHandle = std::unique_ptr<CURLU, UrlDeleter>;
+
+// One part of the parsed URL; empty when it has none.
+std::string part(CURLU* url, CURLUPart which, unsigned flags = 0) {
+  char* text = nullptr;
+  if (curl_url_get(url, which, &text, flags) != CURLUE_OK || text == nullptr) return {};
+  std::string value(text);
+  curl_free(text);
+  return value;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+bool listed(const std::string& host, const std::vector<std::string>& hosts) {
+  return std::any_of(hosts.begin(), hosts.end(),
+                     [&](const std::string& h) { return lower(h) == host; });
+}
+
+std::string unbracketed(std::string host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    return host.substr(1, host.size() - 2);
+  }
+  return host;
+}
+
+}  // namespace
+
+std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
+    std::string_view text, const std::vector<std::string>& http_hosts) {
+  if (text.empty() || text.size() > kMaxUrlBytes) {
+    return UrlRefused{"a URL of 1 to 2048 bytes is required"};
+  }
+  const UrlHandle url(curl_url());
+  if (!url) return UrlRefused{"out of memory"};
+  const std::string input(text);
+  if (const CURLUcode error = curl_url_set(url.get(), CURLUPART_URL, input.c_str(), 0);
+      error != CURLUE_OK) {
+    return UrlRefused{std::string("not a URL: ") + curl_url_strerror(error)};
+  }
+  ReceiverUrl parsed;
+  parsed.scheme = lower(part(url.get(), CURLUPART_SCHEME));
+  parsed.host = lower(unbracketed(part(url.get(), CURLUPART_HOST)));
+  if (!part(url.get(), CURLUPART_USER).empty() || !part(url.get(), CURLUPART_PASSWORD).empty()) {
+    return UrlRefused{"a user name or password in the URL"};
+  }
+  if (!part(url.get(), CURLUPART_FRAGMENT).empty()) return UrlRefused{"a fragment in the URL"};
+  if (parsed.scheme != "https" && parsed.scheme != "http") {
+    return UrlRefused{"only https (or http to an allow-listed host)"};
+  }
+  if (parsed.host.empty()) return UrlRefused{"no host"};
+  if (parsed.scheme == "http" && !listed(parsed.host, http_hosts)) {
+    return UrlRefused{"http to a host not in webhook_http_hosts; use https"};
+  }
+  // The host in lower case in the URL kept too (libcurl keeps it as written).
+  const std::string host_part = part(url.get(), CURLUPART_HOST);
+  curl_url_set(url.get(), CURLUPART_HOST, lower(host_part).c_str(), 0);
+  const std::string port = part(url.get(), CURLUPART_PORT, CURLU_DEFAULT_PORT);
+  if (port.empty() || port.size() > 5) return UrlRefused{"no port"};
+  parsed.port = static_cast<std::uint16_t>(std::stoul(port));  // digits, at most 65535 (libcurl)
+  parsed.url = part(url.get(), CURLUPART_URL);
+  return parsed;
+}
+
+}  // namespace connector::webhooks

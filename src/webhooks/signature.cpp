@@ -1,0 +1,79 @@
+#include "webhooks/signature.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#include <array>
+#include <charconv>
+
+namespace connector::webhooks {
+namespace {
+
+constexpr std::string_view kPrefix = "v1=";
+constexpr std::size_t kDigestBytes = 32;
+
+std::string hex(const unsigned char* bytes, std::size_t size) {
+  constexpr std::string_view kDigits = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out.push_back(kDigits[bytes[i] >> 4]);
+    out.push_back(kDigits[bytes[i] & 0x0f]);
+  }
+  return out;
+}
+
+std::string digest_hex(std::string_view secret, std::string_view signed_text) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  const auto* result = HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+                            reinterpret_cast<const unsigned char*>(signed_text.data()),
+                            signed_text.size(), digest.data(), &size);
+  if (result == nullptr || size != kDigestBytes) return {};
+  return hex(digest.data(), size);
+}
+
+std::optional<std::int64_t> decimal(std::string_view text) {
+  std::int64_t value = 0;
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string signature_v1(std::string_view secret, std::int64_t timestamp, std::string_view body) {
+  std::string signed_text = std::to_string(timestamp);
+  signed_text += '.';
+  signed_text += body;
+  return std::string(kPrefix) + digest_hex(secret, signed_text);
+}
+
+Verdict verify_v1(std::string_view secret, std::string_view timestamp_header,
+                  std::string_view signature_header, std::string_view body, std::int64_t now_unix_s,
+                  std::int64_t tolerance_s) {
+  const auto timestamp = decimal(timestamp_header);
+  if (!timestamp || !signature_header.starts_with(kPrefix) ||
+      signature_header.size() != kPrefix.size() + 2 * kDigestBytes) {
+    return Verdict::kMalformed;
+  }
+  const std::string expected = signature_v1(secret, *timestamp, body);
+  if (expected.size() != signature_header.size() ||
+      CRYPTO_memcmp(expected.data(), signature_header.data(), expected.size()) != 0) {
+    return Verdict::kMismatch;
+  }
+  const std::int64_t age = now_unix_s - *timestamp;
+  if (age > tolerance_s || -age > tolerance_s) return Verdict::kOutsideTolerance;
+  return Verdict::kValid;
+}
+
+std::string new_secret() {
+  std::array<unsigned char, 32> bytes{};
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) return {};
+  return "whsec_" + hex(bytes.data(), bytes.size());
+}
+
+}  // namespace connector::webhooks

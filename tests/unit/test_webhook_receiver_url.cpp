@@ -1,0 +1,70 @@
+// A receiver's URL (webhooks/receiver_url.h): what `connector-admin webhook add --url` accepts
+// and why it refuses the rest.
+#define BOOST_TEST_MODULE webhook_receiver_url
+#include <boost/test/unit_test.hpp>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "webhooks/receiver_url.h"
+
+using namespace connector::webhooks;
+
+namespace {
+
+const std::vector<std::string> kHttpHosts{"127.0.0.1", "Receiver.Test"};
+
+ReceiverUrl accepted(const char* text) {
+  auto result = parse_receiver_url(text, kHttpHosts);
+  const auto* refusal = std::get_if<UrlRefused>(&result);
+  BOOST_REQUIRE_MESSAGE(refusal == nullptr, text << ": " << (refusal ? refusal->reason : ""));
+  return std::get<ReceiverUrl>(result);
+}
+
+std::string refused(const std::string& text) {
+  auto result = parse_receiver_url(text, kHttpHosts);
+  BOOST_REQUIRE_MESSAGE(std::holds_alternative<UrlRefused>(result), text);
+  return std::get<UrlRefused>(result).reason;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(https_urls_are_taken_normalised) {
+  const auto url = accepted("HTTPS://Exchange.Example.COM/hooks/connector?x=1");
+  BOOST_TEST(url.scheme == "https");
+  BOOST_TEST(url.host == "exchange.example.com");
+  BOOST_TEST(url.port == 443);
+  BOOST_TEST(url.url == "https://exchange.example.com/hooks/connector?x=1");
+  const auto v6 = accepted("https://[2001:db8::1]:8443/h");
+  BOOST_TEST(v6.host == "2001:db8::1");
+  BOOST_TEST(v6.port == 8443);
+}
+
+BOOST_AUTO_TEST_CASE(http_only_to_an_allow_listed_host) {
+  const auto url = accepted("http://127.0.0.1:8081/receiver");
+  BOOST_TEST((url.scheme == "http" && url.host == "127.0.0.1" && url.port == 8081));
+  BOOST_TEST(accepted("http://receiver.test/").port == 80);
+  BOOST_TEST(refused("http://exchange.example.com/") ==
+             "http to a host not in webhook_http_hosts; use https");
+  BOOST_TEST(refused("http://127.0.0.2/") == "http to a host not in webhook_http_hosts; use https");
+}
+
+BOOST_AUTO_TEST_CASE(other_schemes_credentials_and_fragments_are_refused) {
+  BOOST_TEST(refused("ftp://exchange.example.com/") ==
+             "only https (or http to an allow-listed host)");
+  BOOST_TEST(refused("file:///etc/passwd") == "only https (or http to an allow-listed host)");
+  BOOST_TEST(refused("https://user:secret@exchange.example.com/") ==
+             "a user name or password in the URL");
+  BOOST_TEST(refused("https://user@exchange.example.com/") == "a user name or password in the URL");
+  BOOST_TEST(refused("https://exchange.example.com/#part") == "a fragment in the URL");
+}
+
+BOOST_AUTO_TEST_CASE(what_is_not_a_url_is_refused) {
+  BOOST_TEST(refused("") == "a URL of 1 to 2048 bytes is required");
+  BOOST_TEST(refused("https://e.example/" + std::string(2048, 'a')) ==
+             "a URL of 1 to 2048 bytes is required");
+  for (const char* text : {"exchange.example.com/hook", "https://", "https://exa mple.com/",
+                           "https://e.example:99999/", "https://e.example:-1/"}) {
+    BOOST_TEST(refused(text).starts_with("not a URL: "), text);
+  }
+}
