@@ -10,7 +10,8 @@ import socket
 from http.client import HTTPResponse
 
 from fixture import Fixture
-from harness import REPO, Headers, Response, Stack, source_for
+from harness import (REPO, Headers, Response, Stack, endpoint_descriptions, nginx_contract,
+                     source_for)
 from harness import upstream_status as logged_upstream_status
 
 JSON = "application/json; charset=utf-8"
@@ -19,6 +20,13 @@ HISTORY = "/v1/history?page_size=3"
 ACCOUNT = ("/v1/account?recipient_address=0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
            "&recipient_blockchain=unitcore&deposit_blockchain=unitiot")
 OUTSIDE = "127.0.0.2"
+# The endpoint descriptions (src/api/endpoints.h, by path), and what nginx never stores
+# (scripts/nginx-contract, from them): the event streams, and the deposit addresses
+# (CachePolicy::front_cached).
+DESCRIPTIONS = {e["path"]: e for e in endpoint_descriptions()["endpoints"]}
+EVENT_STREAMS = {path for path, e in DESCRIPTIONS.items() if e["body"] != "json"}
+NOT_FRONT_CACHED = {path for path, e in DESCRIPTIONS.items()
+                    if not nginx_contract().front_cached(e)}
 
 fixture = Fixture()
 stack = None

@@ -9,18 +9,13 @@ import unittest
 
 import harness
 import nginx_support
-from harness import endpoint_descriptions, endpoint_params, nginx_contract, pace
-from nginx_support import ACCOUNT, HISTORY, JSON, error_body, fixture, get, send, upstream_status
+from harness import endpoint_params, pace
+from nginx_support import (ACCOUNT, DESCRIPTIONS, HISTORY, JSON, NOT_FRONT_CACHED, error_body,
+                           fixture, get, send, upstream_status)
 
 # The parameters each endpoint knows, from the endpoint descriptions (src/api/endpoints.h): the
 # map of connector-http.conf that lets only these into nginx's cache must name the same ones.
 ROUTE_PARAMS = endpoint_params()
-DESCRIPTIONS = {e["path"]: e for e in endpoint_descriptions()["endpoints"]}
-# What nginx never stores (scripts/nginx-contract, from the descriptions): the event streams,
-# and the deposit addresses (CachePolicy::front_cached).
-NGINX_CONTRACT = nginx_contract()
-NOT_FRONT_CACHED = {path for path, e in DESCRIPTIONS.items()
-                    if not NGINX_CONTRACT.front_cached(e)}
 
 stack = None
 

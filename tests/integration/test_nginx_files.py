@@ -11,21 +11,14 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from harness import REPO, endpoint_descriptions, nginx_contract, nginx_t
+from harness import nginx_t
+from nginx_support import DESCRIPTIONS, EVENT_STREAMS, NGINX, NOT_FRONT_CACHED
 
-NGINX = REPO / "nginx"
 DROP_INS = ["connector-http.conf", "connector.conf", "connector-cache-rules.conf",
             "connector-v1.conf", "fastcgi-connector.params", "connector-docs.conf",
             "connector-monitoring.conf"]
 PROD_SOCKET = "unix:/run/connector/fcgi.sock"
 PROD_CACHE = " /var/cache/nginx-connector "
-DESCRIPTIONS = {e["path"]: e for e in endpoint_descriptions()["endpoints"]}
-EVENT_STREAMS = {path for path, e in DESCRIPTIONS.items() if e["body"] != "json"}
-# What nginx never stores (scripts/nginx-contract, from the descriptions): the event streams,
-# and the deposit addresses (CachePolicy::front_cached).
-NGINX_CONTRACT = nginx_contract()
-NOT_FRONT_CACHED = {path for path, e in DESCRIPTIONS.items()
-                    if not NGINX_CONTRACT.front_cached(e)}
 
 
 class DropIns(unittest.TestCase):
