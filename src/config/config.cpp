@@ -119,12 +119,16 @@ void check_file_mode(const std::string& path, unsigned mode, std::string_view te
     return std::nullopt;
   };
   const Config own = parse_config(text, no_environment);
-  if (own.db.password.empty() && own.db.write_password.empty()) return;
+  if (own.db.password.empty() && own.db.write_password.empty() &&
+      own.webhooks.db_password.empty()) {
+    return;
+  }
   std::ostringstream octal;
   octal << '0' << std::oct << (mode & 07777);
   throw ConfigError("config file " + path + " holds a password and is readable by everyone " +
                     "(mode " + octal.str() + "): run chmod 640 (or 600) on it, or move the " +
-                    "password to CONNECTOR_DB_PASSWORD / CONNECTOR_DB_WRITE_PASSWORD");
+                    "password to CONNECTOR_DB_PASSWORD / CONNECTOR_DB_WRITE_PASSWORD / " +
+                    "CONNECTOR_WEBHOOKS_DB_PASSWORD");
 }
 
 Config load_config(const std::string& path) {

@@ -84,9 +84,27 @@ struct WorkerSettings {
   }
 };
 
+// The webhook deliverer (connector-webhooks, src/webhooks/deliverer.h): it reads the same file
+// and uses the primary of DatabaseSettings with its own account.
+struct WebhookSettings {
+  std::string db_user = "connector_webhooks";
+  std::string db_password;
+  // Hosts a receiver's URL may name over http, and that may resolve to loopback or private
+  // addresses (tests, private networks): comma-separated, lowercase.
+  std::string allow_hosts;
+  std::string
+      ca_file;  // the CA bundle receivers' certificates are checked against; empty: the system's
+  unsigned timeout_ms = 15000;         // one delivery, connection included
+  unsigned connect_timeout_ms = 3000;  // its connection (TCP and TLS)
+  unsigned poll_ms = 50;               // how often the deliverer reads the change feed
+  unsigned lease_ms = 10000;           // a holder that has not renewed for this long is replaced
+  std::string metrics_file;            // Prometheus textfile, rewritten every 5 s; empty: none
+};
+
 struct Config {
   WorkerSettings worker;
   DatabaseSettings db;
+  WebhookSettings webhooks;
 };
 
 class ConfigError : public std::runtime_error {

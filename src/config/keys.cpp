@@ -11,11 +11,13 @@ namespace {
 
 using W = WorkerSettings;
 using D = DatabaseSettings;
+using H = WebhookSettings;
 
 constexpr std::string_view kSocket = "FastCGI socket";
 constexpr std::string_view kPool = "Processes and requests";
 constexpr std::string_view kDatabase = "MariaDB";
 constexpr std::string_view kEvents = "Server-sent events";
+constexpr std::string_view kWebhooks = "Webhooks (connector-webhooks)";
 
 // The table. Defaults are the fields' initial values in config.h.
 const Key kKeys[] = {
@@ -285,6 +287,71 @@ const Key kKeys[] = {
      .brief = "a replica whose replication lag (the heartbeat of sql/migrations/0005) passes "
               "this is out of rotation, and back in once within half of it; 0 turns the check "
               "off"},
+    {.name = "webhooks_db_user",
+     .field = &H::db_user,
+     .group = kWebhooks,
+     .reload = "restart",
+     .brief = "the webhook deliverer's account on the primary (scripts/db-accounts: reads the "
+              "service database and the secrets, writes only the delivery cursors and the lease); "
+              "the worker ignores every webhooks_ key"},
+    {.name = "webhooks_db_password",
+     .field = &H::db_password,
+     .secret = true,
+     .group = kWebhooks,
+     .reload = "restart",
+     .brief = "its password (better in the environment: CONNECTOR_WEBHOOKS_DB_PASSWORD)"},
+    {.name = "webhooks_allow_hosts",
+     .field = &H::allow_hosts,
+     .group = kWebhooks,
+     .example = "hooks.internal,127.0.0.1",
+     .reload = "restart",
+     .brief = "receivers' hosts (comma-separated) that may be called over http and may resolve "
+              "to loopback, private or link-local addresses; every other receiver is https to a "
+              "public address"},
+    {.name = "webhooks_ca_file",
+     .field = &H::ca_file,
+     .group = kWebhooks,
+     .example = "/etc/connector/webhook-receivers-ca.pem",
+     .reload = "restart",
+     .brief = "CA certificates (PEM) receivers' certificates are verified against; empty: the "
+              "system's"},
+    {.name = "webhooks_timeout_ms",
+     .field = &H::timeout_ms,
+     .min = 100,
+     .max = 120000,
+     .group = kWebhooks,
+     .reload = "restart",
+     .brief = "the most one delivery may take, connection included; a receiver that has not "
+              "answered 2xx by then gets the change again later"},
+    {.name = "webhooks_connect_timeout_ms",
+     .field = &H::connect_timeout_ms,
+     .min = 100,
+     .max = 60000,
+     .group = kWebhooks,
+     .reload = "restart",
+     .brief = "the most a delivery's connection (TCP and TLS) may take"},
+    {.name = "webhooks_poll_ms",
+     .field = &H::poll_ms,
+     .min = 10,
+     .max = 10000,
+     .group = kWebhooks,
+     .reload = "restart",
+     .brief = "how often the deliverer reads the change feed on the primary"},
+    {.name = "webhooks_lease_ms",
+     .field = &H::lease_ms,
+     .min = 2000,
+     .max = 600000,
+     .group = kWebhooks,
+     .reload = "restart",
+     .brief = "one deliverer of the fleet delivers; another takes over when it has not renewed "
+              "its lease on the primary for this long"},
+    {.name = "webhooks_metrics_file",
+     .field = &H::metrics_file,
+     .group = kWebhooks,
+     .example = "/var/lib/prometheus/node-exporter/connector_webhooks.prom",
+     .reload = "restart",
+     .brief = "where the deliverer writes its metrics every 5 s, for node_exporter's textfile "
+              "collector; empty: none"},
 };
 
 // A switch: yes or no (as systemd and nginx spell them; on/off and true/false too).
@@ -298,6 +365,8 @@ template <class Settings>
 Settings& part(Config& c) {
   if constexpr (std::is_same_v<Settings, WorkerSettings>) {
     return c.worker;
+  } else if constexpr (std::is_same_v<Settings, WebhookSettings>) {
+    return c.webhooks;
   } else {
     return c.db;
   }
@@ -369,7 +438,8 @@ std::string default_cell(const Key& key) {
 
 std::string range_cell(const Key& key) {
   if (!std::holds_alternative<unsigned W::*>(key.field) &&
-      !std::holds_alternative<unsigned D::*>(key.field)) {
+      !std::holds_alternative<unsigned D::*>(key.field) &&
+      !std::holds_alternative<unsigned H::*>(key.field)) {
     return "";
   }
   if (key.base == 8) {

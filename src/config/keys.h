@@ -17,7 +17,8 @@ namespace connector::config {
 using Field =
     std::variant<std::string WorkerSettings::*, unsigned WorkerSettings::*, bool WorkerSettings::*,
                  std::string DatabaseSettings::*, unsigned DatabaseSettings::*,
-                 std::vector<DatabaseEndpoint> DatabaseSettings::*>;
+                 std::vector<DatabaseEndpoint> DatabaseSettings::*, std::string WebhookSettings::*,
+                 unsigned WebhookSettings::*>;
 
 struct Key {
   std::string_view name;

@@ -79,6 +79,15 @@ const char* const kAllKeysFile =
     "db_write_user = writer\n"
     "db_write_password = w-secret\n"
     "db_failback_s = 45\n"
-    "db_replica_max_lag_s = 4\n";
+    "db_replica_max_lag_s = 4\n"
+    "webhooks_db_user = deliverer\n"
+    "webhooks_db_password = h-secret\n"
+    "webhooks_allow_hosts = 127.0.0.1,hooks.internal\n"
+    "webhooks_ca_file = /etc/connector/ca.pem\n"
+    "webhooks_timeout_ms = 2000\n"
+    "webhooks_connect_timeout_ms = 500\n"
+    "webhooks_poll_ms = 20\n"
+    "webhooks_lease_ms = 4000\n"
+    "webhooks_metrics_file = /var/lib/prom/connector_webhooks.prom\n";
 
 }  // namespace connector::config::fakes

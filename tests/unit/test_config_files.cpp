@@ -84,7 +84,7 @@ BOOST_AUTO_TEST_CASE(a_password_file_readable_by_others_is_refused) {
   const std::string refused =
       "config file /etc/connector/connector.conf holds a password and is readable by everyone "
       "(mode 0644): run chmod 640 (or 600) on it, or move the password to CONNECTOR_DB_PASSWORD "
-      "/ CONNECTOR_DB_WRITE_PASSWORD";
+      "/ CONNECTOR_DB_WRITE_PASSWORD / CONNECTOR_WEBHOOKS_DB_PASSWORD";
   std::string refused_0604 = refused;
   refused_0604.replace(refused.find("0644"), 4, "0604");
   struct Case {
@@ -101,6 +101,7 @@ BOOST_AUTO_TEST_CASE(a_password_file_readable_by_others_is_refused) {
       {0100640, "db_password = hunter2\n", "<no error>"},
       {0100600, kAllKeysFile, "<no error>"},
       {0100660, "db_write_password = w-secret\n", "<no error>"},
+      {0100644, "webhooks_db_password = h-secret\n", refused},
       // No password in the file (empty, commented out, or only in the environment): any mode.
       {0100644, "", "<no error>"},
       {0100644, "db_password =\ndb_write_password =\nthreads = 3\n", "<no error>"},
@@ -130,7 +131,7 @@ BOOST_AUTO_TEST_CASE(load_config_checks_the_mode_of_the_file_it_reads) {
                "config file " + open_file.path() +
                    " holds a password and is readable by everyone (mode 0644): run chmod 640 (or "
                    "600) on it, or move the password to CONNECTOR_DB_PASSWORD / "
-                   "CONNECTOR_DB_WRITE_PASSWORD");
+                   "CONNECTOR_DB_WRITE_PASSWORD / CONNECTOR_WEBHOOKS_DB_PASSWORD");
   }
   const TempFile group_file("db_password = hunter2\nthreads = 3\n", 0640);
   BOOST_TEST(load_config(group_file.path()).worker.threads == 3u);

@@ -61,6 +61,15 @@ BOOST_AUTO_TEST_CASE(every_key_of_the_file_sets_its_field) {
   BOOST_TEST(c.db.write_password == "w-secret");
   BOOST_TEST(c.db.failback_s == 45u);
   BOOST_TEST(c.db.replica_max_lag_s == 4u);
+  BOOST_TEST(c.webhooks.db_user == "deliverer");
+  BOOST_TEST(c.webhooks.db_password == "h-secret");
+  BOOST_TEST(c.webhooks.allow_hosts == "127.0.0.1,hooks.internal");
+  BOOST_TEST(c.webhooks.ca_file == "/etc/connector/ca.pem");
+  BOOST_TEST(c.webhooks.timeout_ms == 2000u);
+  BOOST_TEST(c.webhooks.connect_timeout_ms == 500u);
+  BOOST_TEST(c.webhooks.poll_ms == 20u);
+  BOOST_TEST(c.webhooks.lease_ms == 4000u);
+  BOOST_TEST(c.webhooks.metrics_file == "/var/lib/prom/connector_webhooks.prom");
 }
 
 BOOST_AUTO_TEST_CASE(the_key_table_covers_the_file_the_environment_and_describe) {
@@ -124,6 +133,15 @@ BOOST_AUTO_TEST_CASE(every_key_is_overridable_as_connector_upper_key) {
       "CONNECTOR_DB_WRITE_PASSWORD",
       "CONNECTOR_DB_FAILBACK_S",
       "CONNECTOR_DB_REPLICA_MAX_LAG_S",
+      "CONNECTOR_WEBHOOKS_DB_USER",
+      "CONNECTOR_WEBHOOKS_DB_PASSWORD",
+      "CONNECTOR_WEBHOOKS_ALLOW_HOSTS",
+      "CONNECTOR_WEBHOOKS_CA_FILE",
+      "CONNECTOR_WEBHOOKS_TIMEOUT_MS",
+      "CONNECTOR_WEBHOOKS_CONNECT_TIMEOUT_MS",
+      "CONNECTOR_WEBHOOKS_POLL_MS",
+      "CONNECTOR_WEBHOOKS_LEASE_MS",
+      "CONNECTOR_WEBHOOKS_METRICS_FILE",
   };
   BOOST_TEST(env.asked() == expected, boost::test_tools::per_element());
 }
@@ -184,7 +202,12 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
              "db_replicas=unix:/run/replica.sock,replica2:3308 db_name=bridge db_user=reader "
              "db_password=(set) db_write_user=writer db_write_password=(set) "
              "db_connect_timeout_s=7 db_read_timeout_s=11 db_failback_s=45 "
-             "db_replica_max_lag_s=4");
+             "db_replica_max_lag_s=4 webhooks_db_user=deliverer webhooks_db_password=(set) "
+             "webhooks_allow_hosts=127.0.0.1,hooks.internal "
+             "webhooks_ca_file=/etc/connector/ca.pem webhooks_timeout_ms=2000 "
+             "webhooks_connect_timeout_ms=500 webhooks_poll_ms=20 webhooks_lease_ms=4000 "
+             "webhooks_metrics_file=/var/lib/prom/connector_webhooks.prom");
+  BOOST_TEST(all.find("h-secret") == std::string::npos);
   BOOST_TEST(all.find("w-secret") == std::string::npos);
   BOOST_TEST(
       describe(parse("")) ==
@@ -198,5 +221,8 @@ BOOST_AUTO_TEST_CASE(describe_lists_every_setting) {
       "db_replicas=(none) db_name=connector db_user=connector "
       "db_password=(empty) db_write_user=connector db_write_password=(empty) "
       "db_connect_timeout_s=2 db_read_timeout_s=5 db_failback_s=30 "
-      "db_replica_max_lag_s=10");
+      "db_replica_max_lag_s=10 webhooks_db_user=connector_webhooks webhooks_db_password=(empty) "
+      "webhooks_allow_hosts=(none) webhooks_ca_file=(none) webhooks_timeout_ms=15000 "
+      "webhooks_connect_timeout_ms=3000 webhooks_poll_ms=50 webhooks_lease_ms=10000 "
+      "webhooks_metrics_file=(none)");
 }
