@@ -8,12 +8,13 @@ namespace connector::db {
 namespace {
 
 // The record's columns first (read_row reads from the first; the feed's rows have history's
-// names, `id` included: 0007), then the change's seq and whether the row carries a state. Each
+// names, `id` included: 0007), then the change's seq, whether the row carries a state, and when
+// it was written. Each
 // statement forces its index, as every history read does (db/history_statements.h): a plan
 // never depends on the table's statistics.
 std::string feed_select(std::string_view hint = "") {
   return "SELECT " + std::string(hint) + select_list(history_record_columns()) +
-         ", h.seq, h.hash IS NOT NULL";
+         ", h.seq, h.hash IS NOT NULL, h.changed_us";
 }
 
 const std::string& feed_statement() {
@@ -75,6 +76,7 @@ std::vector<FeedChange> read_changes(Connection& db, const std::string& sql, con
       FeedChange change;
       change.seq = read_value<std::uint64_t>(*rs, seq_column);
       if (read_value<bool>(*rs, seq_column + 1)) change.record = read_row(*rs, columns);
+      change.changed_us = read_value<std::int64_t>(*rs, seq_column + 2);
       changes.push_back(std::move(change));
     }
     return changes;

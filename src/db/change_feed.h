@@ -20,6 +20,7 @@ struct FeedChange {
   // The record as this change left it; none for a row written before 0007 whose record was
   // deleted before the migration (nothing to show: passed over).
   std::optional<domain::HistoryRecord> record;
+  std::int64_t changed_us = 0;  // when it was written: the writing server's clock, unix µs
 };
 
 // At most `limit` changes with seq > after, in seq order.

@@ -196,7 +196,7 @@ bool EventPublisher::publish_changes() {
   std::vector<std::uint64_t> seqs;
   seqs.reserve(changes.size());
   for (const auto& change : changes) seqs.push_back(change.seq);
-  const auto verdict = order_.publishable(cursor, seqs, FeedOrder::Clock::now());
+  const auto verdict = order_.publishable(cursor, seqs, db::FeedOrder::Clock::now());
   if (verdict.passed_over > 0) {
     counts_.changes_passed_over.fetch_add(verdict.passed_over);
     util::log_warning("the event publisher passed over " + std::to_string(verdict.passed_over) +

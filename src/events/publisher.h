@@ -4,7 +4,7 @@
 // holder stops; the master frees it at once when the holder exits).
 //
 // Every events_poll_ms the holder reads the change feed (db/change_feed.h) after its cursor from
-// the node's read server, in seq order (events/feed_order.h for holes), renders each changed
+// the node's read server, in seq order (db/feed_order.h for holes), renders each changed
 // record as /v1/history/hash does and publishes it on the record's channel, then on the
 // channels kept a moment for returning streams and its addresses' (domain/event_channels.h,
 // http/server_sent_event.h) and moves the cursor past it; at the end of the round it wakes the
@@ -39,7 +39,7 @@
 #include "db/connection.h"
 #include "db/refreshed_reference.h"
 #include "domain/history.h"
-#include "events/feed_order.h"
+#include "db/feed_order.h"
 #include "events/initial_state_budget.h"
 #include "events/nchan_client.h"
 #include "metrics/events_counters.h"
@@ -106,7 +106,7 @@ class EventPublisher {
   const std::uint32_t generation_;
   std::unique_ptr<db::Connection> db_;  // made and used on the loop's thread only
   std::unique_ptr<NchanClient> nchan_;
-  FeedOrder order_;
+  db::FeedOrder order_;
   InitialStateBudget initial_state_budget_;
   unsigned failures_ = 0;
   std::uint64_t saved_cursor_ = 0;

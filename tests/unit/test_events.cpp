@@ -1,4 +1,4 @@
-// The event publisher's pure parts: the feed's order and holes (events/feed_order.h), the
+// The event publisher's pure parts: the feed's order and holes (db/feed_order.h), the
 // message body (http/server_sent_event.h), the channel names (domain/event_channels.h), what
 // nchan's status for a publish means (events/publish_verdict.h), the cursor file
 // (events/cursor_file.h), the lease (pool/lease.h), the initial-state requests
@@ -18,7 +18,7 @@
 
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
-#include "events/feed_order.h"
+#include "db/feed_order.h"
 #include "events/initial_state_budget.h"
 #include "events/nchan_info.h"
 #include "events/publish_verdict.h"
@@ -31,11 +31,11 @@ using std::chrono::milliseconds;
 using Seqs = std::vector<std::uint64_t>;
 
 namespace {
-const events::FeedOrder::Clock::time_point kT0{std::chrono::seconds(1000)};
+const db::FeedOrder::Clock::time_point kT0{std::chrono::seconds(1000)};
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(changes_without_a_hole_all_go_out) {
-  events::FeedOrder order(milliseconds(2000));
+  db::FeedOrder order(milliseconds(2000));
   const Seqs seqs = {11, 12, 13};
   const auto verdict = order.publishable(10, seqs, kT0);
   BOOST_TEST(verdict.publish == 3u);
@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(changes_without_a_hole_all_go_out) {
 }
 
 BOOST_AUTO_TEST_CASE(a_hole_holds_what_follows_until_it_fills) {
-  events::FeedOrder order(milliseconds(2000));
+  db::FeedOrder order(milliseconds(2000));
   const Seqs seqs = {11, 13, 14};  // 12 not committed yet
   BOOST_TEST(order.publishable(10, seqs, kT0).publish == 1u);
   BOOST_TEST(order.publishable(11, Seqs{13, 14}, kT0 + milliseconds(1999)).publish == 0u);
@@ -54,7 +54,7 @@ BOOST_AUTO_TEST_CASE(a_hole_holds_what_follows_until_it_fills) {
 }
 
 BOOST_AUTO_TEST_CASE(a_hole_open_for_the_wait_is_passed_over) {
-  events::FeedOrder order(milliseconds(2000));
+  db::FeedOrder order(milliseconds(2000));
   BOOST_TEST(order.publishable(10, Seqs{14, 15}, kT0).publish == 0u);
   const auto verdict = order.publishable(10, Seqs{14, 15}, kT0 + milliseconds(2000));
   BOOST_TEST(verdict.publish == 2u);

@@ -1,6 +1,6 @@
-#include "events/feed_order.h"
+#include "db/feed_order.h"
 
-namespace connector::events {
+namespace connector::db {
 
 FeedOrder::Verdict FeedOrder::publishable(std::uint64_t cursor, std::span<const std::uint64_t> seqs,
                                           Clock::time_point now) {
@@ -19,4 +19,4 @@ FeedOrder::Verdict FeedOrder::publishable(std::uint64_t cursor, std::span<const 
   return verdict;
 }
 
-}  // namespace connector::events
+}  // namespace connector::db

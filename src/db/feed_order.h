@@ -1,14 +1,14 @@
 #pragma once
-// Which changes read from the feed may be published now. seq is taken when a change is written,
-// not when its transaction commits, so the feed can show seq 12 before seq 11 (two writers), and
-// a rolled-back change leaves a hole that never fills. Changes go out in seq order: up to the
-// first hole, and past it only once it has stayed open for `wait`.
+// Which changes read from the feed may be published (events/) or delivered (webhooks/) now. seq is
+// taken when a change is written, not when its transaction commits, so the feed can show seq 12
+// before seq 11 (two writers), and a rolled-back change leaves a hole that never fills. Changes go
+// out in seq order: up to the first hole, and past it only once it has stayed open for `wait`.
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
 
-namespace connector::events {
+namespace connector::db {
 
 class FeedOrder {
  public:
@@ -33,4 +33,4 @@ class FeedOrder {
   std::optional<Hole> hole_;
 };
 
-}  // namespace connector::events
+}  // namespace connector::db

@@ -1,0 +1,338 @@
+#include "webhooks/deliverer.h"
+
+#include <algorithm>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "db/change_feed.h"
+#include "db/refreshed_reference.h"
+#include "db/targets.h"
+#include "db/webhook_store.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/text.h"
+#include "webhooks/delivery_body.h"
+#include "webhooks/metrics_file.h"
+#include "webhooks/signature.h"
+
+namespace connector::webhooks {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::vector<std::string> split_hosts(const std::string& list) {
+  std::vector<std::string> hosts;
+  std::size_t from = 0;
+  while (from <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', from), list.size());
+    const auto host = util::trim(std::string_view(list).substr(from, comma - from));
+    if (!host.empty()) hosts.emplace_back(host);
+    from = comma + 1;
+  }
+  return hosts;
+}
+
+std::int64_t unix_us_now() { return util::unix_ms_now() * 1000; }
+
+}  // namespace
+
+Deliverer::Deliverer(const config::Config& config, std::string holder)
+    : config_(config),
+      holder_(std::move(holder)),
+      secrets_db_(db::secrets_database(config.db.name)),
+      sender_(SenderSettings{.ca_file = config.webhooks.ca_file,
+                             .timeout = milliseconds(config.webhooks.timeout_ms),
+                             .connect_timeout = milliseconds(config.webhooks.connect_timeout_ms)}),
+      subscriptions_(split_hosts(config.webhooks.allow_hosts)),
+      order_(milliseconds(config.worker.events_gap_wait_ms)),
+      random_(std::random_device{}()) {}
+
+Deliverer::~Deliverer() = default;
+
+void Deliverer::run(const std::atomic<bool>& stop) {
+  util::log_info("the webhook deliverer starts as \"" + holder_ + "\"");
+  while (!stop.load()) {
+    try {
+      round(Clock::now());
+      if (failures_ > 0) util::log_info("the webhook deliverer runs again");
+      failures_ = 0;
+    } catch (const std::exception& e) {
+      more_ = false;
+      // The first failure, then one line a minute or so while they go on.
+      if (failures_++ % 600 == 0) {
+        util::log_warning(std::string("the webhook deliverer waits: ") + e.what());
+      }
+    }
+    const auto wait = more_ ? milliseconds(0) : milliseconds(config_.webhooks.poll_ms);
+    for (const auto& outcome : sender_.run(wait)) take(outcome);
+  }
+  // Deliveries in flight get a moment to end, so their acknowledgements are stored.
+  const auto until = Clock::now() + std::chrono::seconds(2);
+  while (sender_.in_flight() > 0 && Clock::now() < until) {
+    for (const auto& outcome : sender_.run(milliseconds(50))) take(outcome);
+  }
+  try {
+    if (token_) {
+      store(Clock::now(), /*force=*/true);
+      db::release_webhook_lease(*db_, holder_);
+      util::log_info("the webhook deliverer stops and frees the lease");
+    }
+  } catch (const std::exception& e) {
+    util::log_warning(std::string("the webhook deliverer stops without freeing the lease (it "
+                                  "expires by itself): ") +
+                      e.what());
+  }
+}
+
+void Deliverer::round(Clock::time_point now) {
+  if (!db_) {
+    auto options = db::connection_options(config_.db);
+    db_ = std::make_unique<db::Connection>(
+        std::vector<db::DatabaseTarget>{
+            {config_.db.primary(), config_.webhooks.db_user, config_.webhooks.db_password}},
+        options);
+  }
+  db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
+  if (now >= next_metrics_) write_metrics(now);
+  if (now >= next_lease_) renew_lease(now);
+  if (!token_ || !sending_allowed(now)) return;
+  if (now >= next_reference_) reload_reference();
+  if (now >= next_subscriptions_) reload_subscriptions();
+  more_ = read_feed();
+  catch_up();
+  send_due(now);
+  store(now, /*force=*/false);
+}
+
+void Deliverer::renew_lease(Clock::time_point now) {
+  next_lease_ = now + kLeaseEvery;
+  const auto token = db::claim_webhook_lease(*db_, holder_, config_.webhooks.lease_ms);
+  if (!token) {
+    if (token_) {
+      util::log_warning("the webhook deliverer lost the lease to another node");
+      stop_holding();
+    }
+    return;
+  }
+  lease_renewed_ = now;
+  if (token_ != token) {
+    token_ = token;
+    become_holder();
+  }
+}
+
+// Half the lease: a holder cut off from the primary stops sending well before another node
+// may take over (after the whole lease, on the primary's clock).
+bool Deliverer::sending_allowed(Clock::time_point now) const {
+  return now - lease_renewed_ < milliseconds(config_.webhooks.lease_ms / 2);
+}
+
+void Deliverer::become_holder() {
+  util::log_info("the webhook deliverer delivers for the fleet (lease token " +
+                 std::to_string(*token_) + ")");
+  for (const auto& [id, s] : subscriptions_.all()) sender_.cancel(id);
+  subscriptions_.clear();
+  order_ = db::FeedOrder(milliseconds(config_.worker.events_gap_wait_ms));
+  reload_reference();
+  reload_subscriptions();
+  feed_end_ = db::feed_end(*db_);
+  scan_position_ = feed_end_;
+  for (const auto& [id, s] : subscriptions_.all()) {
+    scan_position_ = std::min(scan_position_, s.queue.known_upto());
+  }
+}
+
+void Deliverer::stop_holding() {
+  for (const auto& [id, s] : subscriptions_.all()) sender_.cancel(id);
+  subscriptions_.clear();
+  token_.reset();
+}
+
+void Deliverer::reload_subscriptions() {
+  next_subscriptions_ = Clock::now() + kSubscriptionsEvery;
+  const auto rows = db::enabled_webhooks(*db_, secrets_db_);
+  const auto dropped =
+      subscriptions_.sync(rows, [&](std::uint64_t id) { return db::webhook_addresses(*db_, id); });
+  for (const std::uint64_t id : dropped) sender_.cancel(id);
+}
+
+void Deliverer::reload_reference() {
+  next_reference_ = Clock::now() + kReferenceEvery;
+  reference_ = std::make_shared<const domain::ReferenceData>(db::load_reference_data(*db_));
+}
+
+bool Deliverer::read_feed() {
+  const auto changes = db::read_feed(*db_, scan_position_, kBatch);
+  std::vector<std::uint64_t> seqs;
+  seqs.reserve(changes.size());
+  for (const auto& change : changes) seqs.push_back(change.seq);
+  if (!seqs.empty()) feed_end_ = std::max(feed_end_, seqs.back());
+  const auto verdict = order_.publishable(scan_position_, seqs, db::FeedOrder::Clock::now());
+  if (verdict.passed_over > 0) {
+    util::log_warning("the webhook deliverer passed over " + std::to_string(verdict.passed_over) +
+                      " feed positions after " + std::to_string(scan_position_) +
+                      " (a hole that did not fill within events_gap_wait_ms)");
+  }
+  // The queues that have seen the feed up to here take what follows; one that is full drops
+  // out and reads on by itself (catch_up).
+  std::unordered_set<std::uint64_t> following;
+  for (const auto& [id, s] : subscriptions_.all()) {
+    if (s.queue.follows(scan_position_)) following.insert(id);
+  }
+  for (std::size_t i = 0; i < verdict.publish; ++i) {
+    const auto& change = changes[i];
+    if (!change.record) continue;
+    for (Subscription* s : subscriptions_.matching(*change.record)) {
+      if (!following.contains(s->id)) continue;
+      if (!s->queue.offer({change.seq, change.changed_us, *change.record})) following.erase(s->id);
+    }
+  }
+  if (verdict.publish > 0) scan_position_ = changes[verdict.publish - 1].seq;
+  for (const std::uint64_t id : following)
+    subscriptions_.find(id)->queue.known_through(scan_position_);
+  return changes.size() == kBatch && verdict.publish == changes.size();
+}
+
+// A queue behind the shared read (it was full, or replayed) reads the feed up to the shared
+// read's position by itself, a batch at a time, once it has room for one.
+void Deliverer::catch_up() {
+  std::size_t reads = 0;
+  for (auto& [id, s] : subscriptions_.all()) {
+    auto& queue = s.queue;
+    if (reads == kCatchUpsPerRound) break;
+    if (queue.follows(scan_position_) || queue.queued() > SubscriptionQueue::kMaxQueued - kBatch) {
+      continue;
+    }
+    ++reads;
+    const auto changes = db::read_feed(*db_, queue.known_upto(), kBatch);
+    bool reached = changes.size() < kBatch;
+    std::uint64_t read_to = queue.known_upto();
+    for (const auto& change : changes) {
+      if (change.seq > scan_position_) {
+        reached = true;
+        break;
+      }
+      if (change.record && subscriptions_.follows(s, *change.record) &&
+          !queue.offer({change.seq, change.changed_us, *change.record})) {
+        break;  // cannot happen with the room checked above; known_upto stays right anyway
+      }
+      read_to = change.seq;
+    }
+    queue.known_through(reached ? scan_position_ : read_to);
+  }
+}
+
+void Deliverer::send_due(Clock::time_point now) {
+  for (auto& [id, s] : subscriptions_.all()) {
+    const QueuedChange* change = s.queue.due(now);
+    if (change == nullptr) continue;
+    const std::string body = render(s, *change);
+    const std::int64_t timestamp = util::unix_ms_now() / 1000;
+    sender_.start(
+        Delivery{.subscription = id,
+                 .url = s.url,
+                 .allow_listed = s.allow_listed,
+                 .headers = {"Content-Type: application/json",
+                             "Connector-Event-Id: " + event_id(id, change->seq),
+                             "Connector-Timestamp: " + std::to_string(timestamp),
+                             "Connector-Signature: " + signature_v1(s.secret, timestamp, body)},
+                 .body = body});
+    s.queue.sending();
+  }
+}
+
+std::string Deliverer::render(const Subscription& s, const QueuedChange& change) {
+  // A record newer than the reference data (its asset imported a moment ago): loaded again.
+  if (!reference_->covers(change.record) &&
+      Clock::now() + kReferenceEvery > next_reference_ + std::chrono::seconds(1)) {
+    reload_reference();
+  }
+  return delivery_body(change.record, change.seq, s.id, s.queue.attempt(), *reference_);
+}
+
+void Deliverer::take(const DeliveryOutcome& outcome) {
+  Subscription* s = subscriptions_.find(outcome.subscription);
+  if (s == nullptr || !s->queue.in_flight() || s->queue.oldest() == nullptr) return;
+  const std::uint64_t seq = s->queue.oldest()->seq;
+  util::log_info("webhook subscription=" + std::to_string(s->id) + " event=" +
+                 event_id(s->id, seq) + " attempt=" + std::to_string(s->queue.attempt()) +
+                 " status=" + outcome.status + " ms=" + std::to_string(outcome.took.count()));
+  const std::int64_t now_us = unix_us_now();
+  if (outcome.acknowledged) {
+    s->queue.acknowledged();
+    ++s->delivered_unstored;
+  } else {
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
+    s->queue.failed(Clock::now(), now_us, uniform(random_));
+    ++s->retried_unstored;
+  }
+  s->last_status = outcome.status;
+  s->last_attempt_us = now_us;
+  s->dirty = true;
+}
+
+// Attempts are stored every kStoreEvery; a cursor that only moved past changes nobody follows,
+// with the metrics (kMetricsEvery).
+void Deliverer::store(Clock::time_point now, bool force) {
+  if (!token_ || (!force && now < next_store_)) return;
+  next_store_ = now + kStoreEvery;
+  const bool cursors_too = force || now + kStoreEvery >= next_metrics_;
+  std::vector<db::WebhookQueueWrite> writes;
+  for (const auto& [id, s] : subscriptions_.all()) {
+    const auto state = s.queue.stored();
+    if (!s.dirty && !(cursors_too && state.acked_seq != s.stored_acked)) continue;
+    writes.push_back({.subscription = id,
+                      .acked_seq = state.acked_seq,
+                      .attempt = state.attempt,
+                      .retrying_since_us = state.retrying_since_us.value_or(0),
+                      .failing_since_us = state.failing_since_us.value_or(0),
+                      .delivered = s.delivered_unstored,
+                      .retried = s.retried_unstored,
+                      .last_status = s.last_status,
+                      .last_attempt_us = s.last_attempt_us,
+                      .replay_applied = s.replay_applied});
+  }
+  if (writes.empty()) return;
+  if (!db::store_webhook_queues(*db_, holder_, *token_, writes)) {
+    util::log_warning(
+        "the webhook deliverer lost the lease to another node (its cursors were "
+        "not stored; that node delivers from its own)");
+    stop_holding();
+    return;
+  }
+  for (const auto& w : writes) {
+    Subscription& s = *subscriptions_.find(w.subscription);
+    s.delivered += s.delivered_unstored;
+    s.retried += s.retried_unstored;
+    s.delivered_unstored = s.retried_unstored = 0;
+    s.stored_acked = w.acked_seq;
+    s.replay_applied = 0;
+    s.dirty = false;
+  }
+}
+
+void Deliverer::write_metrics(Clock::time_point now) {
+  next_metrics_ = now + kMetricsEvery;
+  if (config_.webhooks.metrics_file.empty()) return;
+  std::vector<SubscriptionMetrics> metrics;
+  const std::int64_t now_us = unix_us_now();
+  for (const auto& [id, s] : subscriptions_.all()) {
+    const auto oldest = s.queue.oldest_changed_us();
+    metrics.push_back(
+        {.id = id,
+         .delivered = s.delivered + s.delivered_unstored,
+         .retried = s.retried + s.retried_unstored,
+         .failing = s.queue.failing(),
+         .lag_changes = feed_end_ > s.queue.acked_seq() ? feed_end_ - s.queue.acked_seq() : 0,
+         .lag_seconds = oldest ? static_cast<double>(now_us - *oldest) / 1e6 : 0.0,
+         .lost_before_seq = s.lost_before_seq});
+  }
+  try {
+    write_metrics_file(config_.webhooks.metrics_file, metrics_text(token_.has_value(), metrics));
+  } catch (const std::exception& e) {
+    util::log_warning(std::string("the webhook deliverer cannot write its metrics: ") + e.what());
+  }
+}
+
+}  // namespace connector::webhooks
