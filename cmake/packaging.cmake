@@ -4,9 +4,11 @@
 #   cpack -G DEB --config <builddir>/CPackConfig.cmake
 #
 # The package is laid out for Debian 12 (the prefix is /usr):
-#   /usr/bin/connector-worker, /usr/bin/connector-admin       the programs
+#   /usr/bin/connector-worker, /usr/bin/connector-admin       the programs, and
+#   /usr/bin/connector-webhooks                                the webhook deliverer
 #   /usr/sbin/connector-migrate, /usr/sbin/connector-db-accounts  schema and database accounts
-#   /lib/systemd/system/connector-worker.{socket,service}      the units (not enabled, not started)
+#   /lib/systemd/system/connector-worker.{socket,service}      the units (not enabled, not started),
+#   /lib/systemd/system/connector-{events,webhooks}.service    and the optional ones'
 #   /etc/connector/connector.conf                              conffile, 0640 root:connector
 #   /etc/connector/connector.env                               conffile, 0600 root:root (secrets)
 #   /usr/share/connector/nginx/                                nginx drop-ins to include
@@ -64,12 +66,13 @@ else()
   install(CODE [[message(FATAL_ERROR "The API reference page (docs-site) is not built: node or tools/openapi/node_modules was missing when this tree was configured. Run tools/openapi/install (or scripts/install-deps), then configure again.")]])
 endif()
 
-install(TARGETS connector-worker connector-admin RUNTIME DESTINATION bin)
+install(TARGETS connector-worker connector-admin connector-webhooks RUNTIME DESTINATION bin)
 
 install(FILES
   ${PROJECT_SOURCE_DIR}/systemd/connector-worker.socket
   ${PROJECT_SOURCE_DIR}/systemd/connector-worker.service
   ${PROJECT_SOURCE_DIR}/systemd/connector-events.service
+  ${PROJECT_SOURCE_DIR}/systemd/connector-webhooks.service
   DESTINATION ${CONNECTOR_SYSTEMD_UNIT_DIR}
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ WORLD_READ)
 

@@ -52,19 +52,30 @@ Deliverer::~Deliverer() = default;
 
 void Deliverer::run(const std::atomic<bool>& stop) {
   util::log_info("the webhook deliverer starts as \"" + holder_ + "\"");
+  // The database every webhooks_poll_ms (at once while the feed has more); sending and
+  // outcomes in between, as transfers end.
+  Clock::time_point next_round{};
   while (!stop.load()) {
-    try {
-      round(Clock::now());
-      if (failures_ > 0) util::log_info("the webhook deliverer runs again");
-      failures_ = 0;
-    } catch (const std::exception& e) {
-      more_ = false;
-      // The first failure, then one line a minute or so while they go on.
-      if (failures_++ % 600 == 0) {
-        util::log_warning(std::string("the webhook deliverer waits: ") + e.what());
+    auto now = Clock::now();
+    if (now >= next_round || more_) {
+      next_round = now + milliseconds(config_.webhooks.poll_ms);
+      try {
+        round(now);
+        if (failures_ > 0) util::log_info("the webhook deliverer runs again");
+        failures_ = 0;
+      } catch (const std::exception& e) {
+        more_ = false;
+        // The first failure, then one line a minute or so while they go on.
+        if (failures_++ % 600 == 0) {
+          util::log_warning(std::string("the webhook deliverer waits: ") + e.what());
+        }
       }
+      now = Clock::now();
     }
-    const auto wait = more_ ? milliseconds(0) : milliseconds(config_.webhooks.poll_ms);
+    if (token_ && sending_allowed(now)) send_due(now);
+    const auto wait =
+        more_ ? milliseconds(0)
+              : std::chrono::ceil<milliseconds>(std::max(next_round - now, Clock::duration(0)));
     for (const auto& outcome : sender_.run(wait)) take(outcome);
   }
   // Deliveries in flight get a moment to end, so their acknowledgements are stored.
@@ -101,7 +112,6 @@ void Deliverer::round(Clock::time_point now) {
   if (now >= next_subscriptions_) reload_subscriptions();
   more_ = read_feed();
   catch_up();
-  send_due(now);
   store(now, /*force=*/false);
 }
 

@@ -8,12 +8,15 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from harness import REPO, WORKER
+from harness import BUILD_DIR, REPO, WORKER
+
+DELIVERER = BUILD_DIR / "src" / "connector-webhooks"
 
 UNITS = REPO / "systemd"
 SOCKET_UNIT = UNITS / "connector-worker.socket"
 SERVICE_UNIT = UNITS / "connector-worker.service"
 EVENTS_UNIT = UNITS / "connector-events.service"
+WEBHOOKS_UNIT = UNITS / "connector-webhooks.service"
 EXAMPLE_CONFIG = REPO / "fcgi" / "connector.conf.example"
 INSTALLED_WORKER = "/usr/bin/connector-worker"
 INSTALLED_CONFIG = "/etc/connector/connector.conf"
@@ -77,18 +80,19 @@ def clean_env(extra=None):
 
 def make_verify_root(base):
     """A root directory for `systemd-analyze verify --root`: our units unchanged, the worker at
-    the path of ExecStart, /bin/kill, nginx and /bin/rm (connector-events.service), and the
+    the path of ExecStart (and the webhook deliverer at its own), /bin/kill, nginx and /bin/rm (connector-events.service), and the
     host's targets (the default dependencies)."""
     root = Path(base) / "root"
     units = root / "lib/systemd/system"
     units.mkdir(parents=True)
-    for unit in (SOCKET_UNIT, SERVICE_UNIT, EVENTS_UNIT):
+    for unit in (SOCKET_UNIT, SERVICE_UNIT, EVENTS_UNIT, WEBHOOKS_UNIT):
         shutil.copyfile(unit, units / unit.name)
     for target in Path("/lib/systemd/system").glob("*.target"):
         if target.is_file():
             shutil.copyfile(target, units / target.name)
     (root / "usr/bin").mkdir(parents=True)
     shutil.copy2(WORKER, root / INSTALLED_WORKER.lstrip("/"))
+    shutil.copy2(DELIVERER, root / "usr/bin/connector-webhooks")
     (root / "bin").mkdir(exist_ok=True)
     shutil.copy2(os.path.realpath("/bin/kill"), root / "bin/kill")
     shutil.copy2(os.path.realpath("/bin/rm"), root / "bin/rm")  # connector-events.service's

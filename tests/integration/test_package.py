@@ -66,9 +66,12 @@ def expected_layout():
     files = {
         "usr/bin/connector-worker": None,
         "usr/bin/connector-admin": None,
+        "usr/bin/connector-webhooks": None,
         "lib/systemd/system/connector-worker.socket": REPO / "systemd/connector-worker.socket",
         "lib/systemd/system/connector-worker.service": REPO / "systemd/connector-worker.service",
         "lib/systemd/system/connector-events.service": REPO / "systemd/connector-events.service",
+        "lib/systemd/system/connector-webhooks.service":
+            REPO / "systemd/connector-webhooks.service",
         "etc/connector/connector-events-nginx.conf": REPO / "nginx/connector-events-nginx.conf",
         "etc/connector/connector.conf": REPO / "fcgi/connector.conf.example",
         "etc/connector/connector.env": REPO / "cmake/debian/connector.env",
@@ -126,7 +129,8 @@ class PackageArchive(unittest.TestCase):
         # dpkg-shlibdeps computed Depends: each NEEDED library of both programs comes from a
         # package listed there.
         depends = relation_names(field("Depends"))
-        for program in (BUILD_DIR / "fcgi/connector-worker", BUILD_DIR / "src/connector-admin"):
+        for program in (BUILD_DIR / "fcgi/connector-worker", BUILD_DIR / "src/connector-admin",
+                        BUILD_DIR / "src/connector-webhooks"):
             needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]",
                                 run(["readelf", "-d", program]).stdout)
             self.assertTrue(needed, program)
@@ -151,6 +155,7 @@ class PackageArchive(unittest.TestCase):
         # group connector; the env file (secrets) root's alone; the rest world-readable.
         modes = {p: m for p, (m, _) in files.items()}
         for path in ["usr/bin/connector-worker", "usr/bin/connector-admin",
+                     "usr/bin/connector-webhooks",
                      *[f"usr/sbin/connector-{n}" for n in OPS_SCRIPTS],
                      *[f"{SHARE}/scripts/{n}" for n in OPS_SCRIPTS]]:
             self.assertEqual(modes.pop(path), "-rwxr-xr-x", path)
@@ -165,7 +170,7 @@ class PackageArchive(unittest.TestCase):
         for path, source in expected.items():
             if source is not None:
                 self.assertEqual((root / path).read_bytes(), source.read_bytes(), path)
-        for program in ("connector-worker", "connector-admin"):
+        for program in ("connector-worker", "connector-admin", "connector-webhooks"):
             sections = run(["readelf", "-S", root / "usr/bin" / program]).stdout
             self.assertNotIn(".symtab", sections, f"{program} is not stripped")
 

@@ -18,8 +18,11 @@ from pathlib import Path
 
 from harness import REPO, WORKER
 from systemd_units import (EVENTS_UNIT, EXAMPLE_CONFIG, INSTALLED_CONFIG, INSTALLED_WORKER,
-                           SERVICE_UNIT, SOCKET_UNIT, clean_env, make_verify_root, seconds,
-                           unit_value, unit_values, worker_defaults)
+                           SERVICE_UNIT, SOCKET_UNIT, WEBHOOKS_UNIT, clean_env,
+                           make_verify_root, seconds, unit_value, unit_values, worker_defaults)
+
+# systemd-analyze security's exposure of connector-webhooks.service, measured: it may not grow.
+EXPOSURE_WEBHOOKS = 1.2
 
 
 class CheckConfig(unittest.TestCase):
@@ -48,14 +51,14 @@ class UnitFiles(unittest.TestCase):
     def verify(self, root):
         result = subprocess.run(
             ["systemd-analyze", "verify", f"--root={root}", SOCKET_UNIT.name, SERVICE_UNIT.name,
-             EVENTS_UNIT.name],
+             EVENTS_UNIT.name, WEBHOOKS_UNIT.name],
             capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         return result.returncode, (result.stdout + result.stderr).strip()
 
     def test_units_pass_systemd_analyze_verify(self):
         with tempfile.TemporaryDirectory() as tmp:
             root = make_verify_root(tmp)
-            for unit in (SOCKET_UNIT, SERVICE_UNIT, EVENTS_UNIT):  # what is verified ships
+            for unit in (SOCKET_UNIT, SERVICE_UNIT, EVENTS_UNIT, WEBHOOKS_UNIT):  # what ships
                 self.assertEqual((root / "lib/systemd/system" / unit.name).read_bytes(),
                                  unit.read_bytes())
             code, output = self.verify(root)
@@ -75,16 +78,26 @@ class UnitFiles(unittest.TestCase):
         self.assertIn("Unknown key 'Restrat' in section [Service]", output)
         self.assertIn(f"Command {INSTALLED_WORKER} is not executable", output)
 
-    def test_service_sandbox_exposure_is_low(self):
+    def exposure(self, unit):
         with tempfile.TemporaryDirectory() as tmp:
             root = make_verify_root(tmp)
             result = subprocess.run(
                 ["systemd-analyze", "security", "--offline=true", f"--root={root}",
-                 "--no-pager", SERVICE_UNIT.name],
+                 "--no-pager", unit.name],
                 capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
         output = result.stdout + result.stderr
-        m = re.search(r"Overall exposure level for connector-worker\.service: ([0-9.]+)", output)
+        m = re.search(rf"Overall exposure level for {re.escape(unit.name)}: ([0-9.]+)", output)
         self.assertIsNotNone(m, output)
+        return m, output
+
+    def test_webhook_deliverer_sandbox_exposure_is_low(self):
+        # The deliverer must reach receivers anywhere on the internet (no IPAddressDeny), the
+        # rest is locked down like the worker's.
+        m, output = self.exposure(WEBHOOKS_UNIT)
+        self.assertLessEqual(float(m.group(1)), EXPOSURE_WEBHOOKS, output)
+
+    def test_service_sandbox_exposure_is_low(self):
+        m, output = self.exposure(SERVICE_UNIT)
         # 0 = fully locked down, 10 = unprotected; systemd calls <= 2 "OK". Ours is 1.2 (1.4
         # before IPAddressDeny and ProcSubset); the rest is network access and the host's root
         # directory, which the worker needs. It may not grow back.
