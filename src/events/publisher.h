@@ -37,9 +37,9 @@
 
 #include "config/config.h"
 #include "db/connection.h"
+#include "db/feed_order.h"
 #include "db/refreshed_reference.h"
 #include "domain/history.h"
-#include "db/feed_order.h"
 #include "events/initial_state_budget.h"
 #include "events/nchan_client.h"
 #include "metrics/events_counters.h"

@@ -85,6 +85,7 @@ void Deliverer::run(const std::atomic<bool>& stop) {
   }
   try {
     if (token_) {
+      db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
       store(Clock::now(), /*force=*/true);
       db::release_webhook_lease(*db_, holder_);
       util::log_info("the webhook deliverer stops and frees the lease");
@@ -94,6 +95,8 @@ void Deliverer::run(const std::atomic<bool>& stop) {
                                   "expires by itself): ") +
                       e.what());
   }
+  stop_holding();
+  write_metrics(Clock::now());  // holding 0: this node no longer delivers
 }
 
 void Deliverer::round(Clock::time_point now) {
@@ -168,7 +171,8 @@ void Deliverer::reload_subscriptions() {
 }
 
 void Deliverer::reload_reference() {
-  next_reference_ = Clock::now() + kReferenceEvery;
+  reference_loaded_at_ = Clock::now();
+  next_reference_ = reference_loaded_at_ + kReferenceEvery;
   reference_ = std::make_shared<const domain::ReferenceData>(db::load_reference_data(*db_));
 }
 
@@ -237,25 +241,34 @@ void Deliverer::send_due(Clock::time_point now) {
   for (auto& [id, s] : subscriptions_.all()) {
     const QueuedChange* change = s.queue.due(now);
     if (change == nullptr) continue;
-    const std::string body = render(s, *change);
-    const std::int64_t timestamp = util::unix_ms_now() / 1000;
-    sender_.start(
-        Delivery{.subscription = id,
-                 .url = s.url,
-                 .allow_listed = s.allow_listed,
-                 .headers = {"Content-Type: application/json",
-                             "Connector-Event-Id: " + event_id(id, change->seq),
-                             "Connector-Timestamp: " + std::to_string(timestamp),
-                             "Connector-Signature: " + signature_v1(s.secret, timestamp, body)},
-                 .body = body});
     s.queue.sending();
+    try {
+      const std::string body = render(s, *change);
+      const std::int64_t timestamp = util::unix_ms_now() / 1000;
+      sender_.start(
+          Delivery{.subscription = id,
+                   .url = s.url,
+                   .allow_listed = s.allow_listed,
+                   .headers = {"Content-Type: application/json",
+                               "Connector-Event-Id: " + event_id(id, change->seq),
+                               "Connector-Timestamp: " + std::to_string(timestamp),
+                               "Connector-Signature: " + signature_v1(s.secret, timestamp, body)},
+                   .body = body});
+    } catch (const std::exception& e) {
+      // Not sent (the record cannot be rendered yet, libcurl out of memory): a failed attempt,
+      // tried again on the retry schedule like any other.
+      util::log_warning("webhook subscription=" + std::to_string(id) +
+                        " event=" + event_id(id, change->seq) + " not sent: " + e.what());
+      take({.subscription = id, .acknowledged = false, .status = "not-sent"});
+    }
   }
 }
 
 std::string Deliverer::render(const Subscription& s, const QueuedChange& change) {
-  // A record newer than the reference data (its asset imported a moment ago): loaded again.
+  // A record newer than the reference data (its asset imported a moment ago): loaded again,
+  // at most once a second.
   if (!reference_->covers(change.record) &&
-      Clock::now() + kReferenceEvery > next_reference_ + std::chrono::seconds(1)) {
+      Clock::now() - reference_loaded_at_ > std::chrono::seconds(1)) {
     reload_reference();
   }
   return delivery_body(change.record, change.seq, s.id, s.queue.attempt(), *reference_);

@@ -80,6 +80,7 @@ class Deliverer {
   std::uint64_t feed_end_ = 0;          // the newest seq seen
   std::shared_ptr<const domain::ReferenceData> reference_;
   Clock::time_point lease_renewed_{};
+  Clock::time_point reference_loaded_at_{};
   Clock::time_point next_lease_{}, next_subscriptions_{}, next_store_{}, next_metrics_{},
       next_reference_{};
   bool more_ = false;

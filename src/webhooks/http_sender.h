@@ -43,7 +43,8 @@ struct DeliveryOutcome {
   std::uint64_t subscription = 0;
   bool acknowledged = false;  // a 2xx
   // The HTTP status ("200", "503"), or what went wrong: timeout, refused-address,
-  // connect-failed, dns-failed, tls-failed, protocol-refused, answer-too-long, error-<curl code>.
+  // connect-failed, dns-failed, tls-failed, protocol-refused, answer-too-long, error-<curl code>
+  // (and the deliverer's own not-sent, for one it could not start).
   std::string status;
   std::chrono::milliseconds took{0};
 };

@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "db/feed_order.h"
 #include "domain/event_channels.h"
 #include "events/cursor_file.h"
-#include "db/feed_order.h"
 #include "events/initial_state_budget.h"
 #include "events/nchan_info.h"
 #include "events/publish_verdict.h"
