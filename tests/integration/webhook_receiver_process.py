@@ -132,7 +132,7 @@ def _start_processes(args):
 
 def main(argv=None):
     args = _arguments(argv)
-    d = args.state_dir
+    d = args.state_dir = args.state_dir.resolve()  # ready's ca_file: a path for any cwd
     d.mkdir(parents=True, exist_ok=True)
     for old in (*d.glob("deliveries-*.jsonl"), *d.glob("applied-*"), d / "ready"):
         old.unlink(missing_ok=True)
