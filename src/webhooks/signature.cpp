@@ -35,9 +35,13 @@ std::string digest_hex(std::string_view secret, std::string_view signed_text) {
   return hex(digest.data(), size);
 }
 
+// The canonical decimal only: the signed text is the header as sent, so "01000" (which other
+// receivers' code signs as written) must not verify as 1000 here.
 std::optional<std::int64_t> decimal(std::string_view text) {
   std::int64_t value = 0;
-  if (text.empty() || text.size() > 18) return std::nullopt;
+  if (text.empty() || text.size() > 18 || (text.size() > 1 && text.front() == '0')) {
+    return std::nullopt;
+  }
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
   return value;
