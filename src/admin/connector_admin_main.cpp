@@ -17,6 +17,7 @@
 #include "admin/import_writes.h"
 #include "admin/progress.h"
 #include "admin/sample_data.h"
+#include "admin/webhook_commands.h"
 #include "config/config.h"
 #include "config/keys.h"
 #include "db/connection.h"
@@ -117,6 +118,7 @@ const Command kCommands[] = {
      {},
      1,
      config_docs_command},
+    admin::kWebhookCommand,
 };
 
 void print_overview(std::ostream& out) {
