@@ -1,10 +1,8 @@
 // connector-admin: operator commands that need no SQL. `connector-admin --help` lists them,
 // `connector-admin COMMAND --help` explains one. Exit status: 0 done, 1 failed (one line on
 // stderr says why), 2 wrong usage.
-#include <charconv>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <span>
 #include <sstream>
 #include <stdexcept>
@@ -12,11 +10,14 @@
 #include <string_view>
 #include <vector>
 
+#include "admin/admin_database.h"
 #include "admin/bulk_history.h"
+#include "admin/command_line.h"
 #include "admin/import_document.h"
 #include "admin/import_writes.h"
 #include "admin/progress.h"
 #include "admin/sample_data.h"
+#include "admin/webhook_commands.h"
 #include "config/config.h"
 #include "config/keys.h"
 #include "db/connection.h"
@@ -26,47 +27,11 @@
 namespace {
 
 using namespace connector;
-
-// Wrong usage: reported with a pointer to the command's --help, exit status 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// What a command receives: the --config path (may be empty) and its own arguments, with its
-// options (--name value) separated from the positional ones.
-struct Invocation {
-  std::string config_path;
-  std::vector<std::string> positional;
-  std::map<std::string, std::string> options;
-
-  config::Config config() const { return config::load_config(config_path); }
-};
-
-struct Command {
-  std::string_view name;
-  std::string_view synopsis;  // after "connector-admin "
-  std::string_view help;      // what it does, its options
-  std::span<const std::string_view> options;
-  std::size_t positional;  // how many positional arguments it takes
-  int (*run)(const Invocation&);
-};
-
-std::uint64_t parse_count(const std::string& text, std::string_view what) {
-  std::uint64_t value = 0;
-  const auto* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    throw UsageError(std::string(what) + " must be a whole number, got '" + text + "'");
-  }
-  return value;
-}
-
-std::uint64_t option_count(const Invocation& call, const std::string& name,
-                           std::uint64_t fallback) {
-  const auto found = call.options.find(name);
-  return found == call.options.end() ? fallback : parse_count(found->second, name);
-}
+using admin::Command;
+using admin::Invocation;
+using admin::option_count;
+using admin::parse_count;
+using admin::UsageError;
 
 std::string read_file(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
@@ -76,22 +41,10 @@ std::string read_file(const std::string& path) {
   return content.str();
 }
 
-// The operator's commands run bulk statements: rebuilding the counters over 2,000,000 records
-// takes tens of seconds, which the request path's read timeout (db_read_timeout_s, 5 s) would
-// cut as a hung server. Ten minutes still ends a command whose server hangs.
-constexpr unsigned kAdminReadTimeoutS = 600;
-
-db::Connection admin_database(const config::Config& config) {
-  db::init_driver();
-  auto options = db::connection_options(config.db);
-  options.read_timeout_s = kAdminReadTimeoutS;
-  return db::Connection({{config.db.primary(), config.db.user, config.db.password}}, options);
-}
-
 int import_command(const Invocation& call) {
   const auto& path = call.positional[0];
   const auto config = call.config();
-  auto database = admin_database(config);
+  auto database = admin::admin_database(config);
   const auto existing = db::load_reference_data(database);
   const auto batch = admin::read_import_document(read_file(path), existing);
   admin::Progress progress("import", batch.history.size(), admin::Progress::for_stderr());
@@ -110,7 +63,7 @@ int gen_history_command(const Invocation& call) {
   if (options.count == 0) throw UsageError("N must be at least 1");
   options.seed = option_count(call, "--seed", options.seed);
   options.recipients = option_count(call, "--recipients", options.recipients);
-  auto database = admin_database(call.config());
+  auto database = admin::admin_database(call.config());
   const auto first = admin::generate_history(database, options, admin::Progress::for_stderr());
   std::cout << "generated " << options.count << " history records, ids " << first << " to "
             << first + options.count - 1 << "\n";
@@ -165,61 +118,71 @@ const Command kCommands[] = {
      {},
      1,
      config_docs_command},
+    admin::kWebhookCommand,
 };
-
-const Command* find_command(std::string_view name) {
-  for (const auto& command : kCommands) {
-    if (command.name == name) return &command;
-  }
-  return nullptr;
-}
 
 void print_overview(std::ostream& out) {
   out << "usage: connector-admin [--config FILE] COMMAND [ARGS]\n\n"
          "Operator commands of the UNIT connector query service. FILE is the worker's\n"
          "configuration (key = value; CONNECTOR_* environment variables override it).\n\n"
          "commands:\n";
-  for (const auto& command : kCommands) out << "  connector-admin " << command.synopsis << "\n";
+  admin::print_synopses(out, kCommands);
   out << "\n`connector-admin COMMAND --help` explains one. Exit status: 0 done, 1 failed, "
          "2 wrong usage.\n";
 }
 
-void print_help(const Command& command) {
-  std::cout << "usage: connector-admin " << command.synopsis << "\n\n" << command.help << "\n";
-}
-
-// Splits a command's arguments into options it knows and positional ones.
-Invocation parse_arguments(const Command& command, std::string config_path,
-                           std::span<const std::string> args) {
-  Invocation call{std::move(config_path), {}, {}};
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& arg = args[i];
-    if (arg.starts_with("--")) {
-      bool known = false;
-      for (const auto name : command.options) known = known || name == arg;
-      if (!known) throw UsageError("unknown option " + arg);
-      if (i + 1 == args.size()) throw UsageError(arg + " needs a value");
-      call.options[arg] = args[++i];
-    } else {
-      call.positional.push_back(arg);
-    }
-  }
-  if (call.positional.size() != command.positional) {
-    throw UsageError(command.positional == 0 ? "takes no arguments besides its options"
-                                             : "needs exactly one argument");
-  }
-  return call;
-}
-
-// One line whatever the message holds, so scripts can log it as it is.
-std::string one_line(std::string text) {
-  for (auto& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
 bool is_help(std::string_view arg) { return arg == "--help" || arg == "-h" || arg == "help"; }
+
+// `connector-admin help [COMMAND [SUBCOMMAND]]`: the help of the last command the words name.
+int print_help_for(std::span<const std::string> words) {
+  const Command* command = nullptr;
+  std::span<const Command> group = kCommands;
+  for (const auto& word : words) {
+    const Command* found = admin::find_command(group, word);
+    if (found == nullptr) break;
+    command = found;
+    group = found->subcommands;
+  }
+  command != nullptr ? admin::print_help(std::cout, *command) : print_overview(std::cout);
+  return 0;
+}
+
+// The command to run: the top command named by the first word, then, for a group, its
+// subcommand named by the next (`webhook add`). Its words join in `name`; `rest` keeps what
+// follows them. nullptr when the words name none, after a line on stderr; `status` is then
+// the exit status (0 when a group's help was asked for and printed).
+const Command* resolve_command(std::span<const std::string>& rest, std::string& name, int& status) {
+  status = 2;
+  const Command* command = admin::find_command(kCommands, rest.front());
+  if (command == nullptr) {
+    std::cerr << "connector-admin: unknown command '" << admin::one_line(rest.front())
+              << "' (see connector-admin --help)\n";
+    return nullptr;
+  }
+  name = command->name;
+  rest = rest.subspan(1);
+  while (!command->subcommands.empty()) {
+    if (!rest.empty() && (rest.front() == "--help" || rest.front() == "-h")) {
+      admin::print_help(std::cout, *command);
+      status = 0;
+      return nullptr;
+    }
+    const Command* sub =
+        rest.empty() ? nullptr : admin::find_command(command->subcommands, rest.front());
+    if (sub == nullptr) {
+      std::cerr << "connector-admin " << name << ": "
+                << (rest.empty() ? std::string("needs a command")
+                                 : "unknown command '" + admin::one_line(rest.front()) + "'")
+                << " (see connector-admin " << name << " --help)\n";
+      return nullptr;
+    }
+    name += " ";
+    name += sub->name;
+    command = sub;
+    rest = rest.subspan(1);
+  }
+  return command;
+}
 
 }  // namespace
 
@@ -235,35 +198,29 @@ int main(int argc, char** argv) {
     print_overview(std::cerr);
     return 2;
   }
-  if (is_help(args[0])) {
-    const Command* command = args.size() > 1 ? find_command(args[1]) : nullptr;
-    command != nullptr ? print_help(*command) : print_overview(std::cout);
-    return 0;
-  }
-  const Command* command = find_command(args[0]);
-  if (command == nullptr) {
-    std::cerr << "connector-admin: unknown command '" << one_line(args[0])
-              << "' (see connector-admin --help)\n";
-    return 2;
-  }
-  const std::span<const std::string> rest(args.begin() + 1, args.end());
+  if (is_help(args[0])) return print_help_for(std::span<const std::string>(args).subspan(1));
+  std::span<const std::string> rest(args);
+  std::string name;
+  int status = 0;
+  const Command* command = resolve_command(rest, name, status);
+  if (command == nullptr) return status;
   for (const auto& arg : rest) {
     if (arg == "--help" || arg == "-h") {
-      print_help(*command);
+      admin::print_help(std::cout, *command);
       return 0;
     }
   }
   try {
-    return command->run(parse_arguments(*command, config_path, rest));
+    return command->run(admin::parse_arguments(*command, config_path, rest));
   } catch (const UsageError& e) {
-    std::cerr << "connector-admin " << command->name << ": " << one_line(e.what())
-              << " (see connector-admin " << command->name << " --help)\n";
+    std::cerr << "connector-admin " << name << ": " << admin::one_line(e.what())
+              << " (see connector-admin " << name << " --help)\n";
     return 2;
   } catch (const admin::ImportError& e) {
-    std::cerr << "import rejected, nothing written: " << one_line(e.what()) << "\n";
+    std::cerr << "import rejected, nothing written: " << admin::one_line(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "connector-admin " << command->name << ": " << one_line(e.what()) << "\n";
+    std::cerr << "connector-admin " << name << ": " << admin::one_line(e.what()) << "\n";
     return 1;
   }
 }

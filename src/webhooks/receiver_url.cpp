@@ -69,7 +69,7 @@ std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
   }
   if (parsed.host.empty()) return UrlRefused{"no host"};
   if (parsed.scheme == "http" && !listed(parsed.host, http_hosts)) {
-    return UrlRefused{"http to a host not in webhook_http_hosts; use https"};
+    return UrlRefused{"http to a host not in webhooks_allow_hosts; use https"};
   }
   // The host in lower case in the URL kept too (libcurl keeps it as written).
   const std::string host_part = part(url.get(), CURLUPART_HOST);
@@ -79,6 +79,19 @@ std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
   parsed.port = static_cast<std::uint16_t>(std::stoul(port));  // digits, at most 65535 (libcurl)
   parsed.url = part(url.get(), CURLUPART_URL);
   return parsed;
+}
+
+std::vector<std::string> allowed_hosts(std::string_view comma_separated) {
+  std::vector<std::string> hosts;
+  while (true) {
+    const std::size_t comma = std::min(comma_separated.find(','), comma_separated.size());
+    std::string_view host = comma_separated.substr(0, comma);
+    while (!host.empty() && (host.front() == ' ' || host.front() == '\t')) host.remove_prefix(1);
+    while (!host.empty() && (host.back() == ' ' || host.back() == '\t')) host.remove_suffix(1);
+    if (!host.empty()) hosts.emplace_back(host);
+    if (comma == comma_separated.size()) return hosts;
+    comma_separated.remove_prefix(comma + 1);
+  }
 }
 
 }  // namespace connector::webhooks

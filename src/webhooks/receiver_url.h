@@ -27,4 +27,8 @@ struct UrlRefused {
 std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
     std::string_view text, const std::vector<std::string>& http_hosts);
 
+// The config's webhooks_allow_hosts ("a.test, 127.0.0.1") as the list above: split at commas,
+// spaces and tabs around each host dropped, empty items left out.
+std::vector<std::string> allowed_hosts(std::string_view comma_separated);
+
 }  // namespace connector::webhooks

@@ -11,8 +11,9 @@ fixture (optional) with `connector-admin import`, starts one connector-worker pr
 
 Options for the database side (all off by default, which is the plain stack above):
 * db_port: the MariaDB also listens on 127.0.0.1:db_port (0 = a free port), besides its socket.
-* accounts: scripts/db-accounts creates the least-privilege accounts, and the worker reads as
-  connector_reader and writes as connector_writer (imports still run as the full 'connector').
+* accounts: scripts/db-accounts creates the least-privilege accounts (the webhook deliverer's,
+  connector_webhooks, too), and the worker reads as connector_reader and writes as
+  connector_writer (imports and `connector-admin webhook` still run as the full 'connector').
 * replica: the MariaDB is a replication primary (loopback TCP port, binary log) and a second one,
   started by scripts/mariadb-replica, replicates from it; the worker reads from the replica
   (db_replicas = unix:<replica socket>) and writes to the primary. Fixtures are imported on the
@@ -45,6 +46,7 @@ from harness_base import (ACCOUNTS_ENV, ADMIN, BUILD_DIR, DB_PASSWORD, LOAD_FROM
                           WORKER_STOP_TIMEOUT, WORKER_WRAPPER, WRITE_PASSWORD, WRITE_USER,
                           StackError, _free_port, _os_user, _run, _tail, endpoint_descriptions,
                           endpoint_params, nginx_contract, sanitized_build)
+from harness_base import WEBHOOKS_PASSWORD, WEBHOOKS_USER
 from nginx_tools import nginx_t, start_nginx, stop_nginx
 from stack_db import StackDatabase
 from stack_http import (Headers, Response, StackHttp, client_address, connect, nginx_access_line,
@@ -63,7 +65,7 @@ __all__ = [
     "sanitized_build", "fcgi_get", "Headers", "Response", "client_address", "connect",
     "nginx_access_line", "prometheus", "source_for", "target_path", "upstream_status",
     "await_true", "hang", "pace", "quiet_window", "wait_for", "nginx_t", "start_nginx",
-    "stop_nginx", "Stack", "chromium_dom",
+    "stop_nginx", "Stack", "chromium_dom", "WEBHOOKS_PASSWORD", "WEBHOOKS_USER",
 ]
 
 

@@ -20,10 +20,12 @@ SCRIPTS = REPO / "scripts"
 DB_PASSWORD = os.environ.get("CONNECTOR_DB_PASSWORD", "connector-dev")
 READ_USER, READ_PASSWORD = "connector_reader", "connector-read-test"
 WRITE_USER, WRITE_PASSWORD = "connector_writer", "connector-write-test"
+WEBHOOKS_USER, WEBHOOKS_PASSWORD = "connector_webhooks", "connector-webhooks-test"
 REPL_PASSWORD = "connector-repl-test"
 # The passwords scripts/db-accounts and scripts/mariadb-replica set (only they get these).
 ACCOUNTS_ENV = {"CONNECTOR_DB_READ_PASSWORD": READ_PASSWORD,
                 "CONNECTOR_DB_WRITE_PASSWORD": WRITE_PASSWORD,
+                "CONNECTOR_DB_WEBHOOKS_PASSWORD": WEBHOOKS_PASSWORD,
                 "CONNECTOR_DB_REPL_PASSWORD": REPL_PASSWORD}
 
 # nginx_env of a test that loads the stack from a few kept connections (load_client.Load): it

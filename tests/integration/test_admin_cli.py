@@ -85,6 +85,8 @@ class Failures(unittest.TestCase):
              "number, got '-5' (see connector-admin sample --help)"),
             (["sample", "--size", "5"], "connector-admin sample: unknown option --size "
              "(see connector-admin sample --help)"),
+            (["sample", "--seed", "1", "--seed", "2"], "connector-admin sample: --seed is given "
+             "twice (see connector-admin sample --help)"),
             (["import"], "connector-admin import: needs exactly one argument "
              "(see connector-admin import --help)"),
             (["import", "a.json", "b.json"], "connector-admin import: needs exactly one "

@@ -1,7 +1,10 @@
-"""Database least privilege (scripts/db-accounts, sql/accounts.sql.in): the whole service works
-through nginx with the worker reading as connector_reader (SELECT on the database) and writing
-as connector_writer (SELECT and INSERT on deposit_accounts); the reader can change nothing, the
-writer can read no other table and change no recorded mapping; SHOW GRANTS of each account is exactly that."""
+"""Database least privilege (scripts/db-accounts, sql/accounts.sql.in and
+sql/accounts-webhooks.sql.in): the whole service works through nginx with the worker reading as
+connector_reader (SELECT on the database) and writing as connector_writer (SELECT and INSERT on
+deposit_accounts); the reader can change nothing, the writer can read no other table and change
+no recorded mapping, neither can read the webhooks' secrets database; SHOW GRANTS of each
+account, the webhook deliverer's connector_webhooks included, is exactly what the templates
+say. What connector_webhooks may do with its grants: test_webhook_admin.py."""
 
 import hashlib
 import subprocess
@@ -9,8 +12,8 @@ import unittest
 from urllib.parse import urlencode
 
 from fixture import Fixture
-from harness import (ACCOUNTS_ENV, READ_PASSWORD, READ_USER, SCRIPTS, WRITE_PASSWORD, WRITE_USER,
-                     Stack)
+from harness import (ACCOUNTS_ENV, READ_PASSWORD, READ_USER, SCRIPTS, WEBHOOKS_PASSWORD,
+                     WEBHOOKS_USER, WRITE_PASSWORD, WRITE_USER, Stack)
 
 stack = None
 fixture = Fixture()
@@ -33,15 +36,21 @@ def password_hash(password):
 
 
 def expected_grants(user, host, password):
+    """SHOW GRANTS of the account, sorted (the server lists table grants in no fixed order)."""
     usage = f"GRANT USAGE ON *.* TO `{user}`@`{host}` IDENTIFIED BY PASSWORD '{password_hash(password)}'"
+    to = f"TO `{user}`@`{host}`"
     if user == READ_USER:
-        return [usage, f"GRANT SELECT ON `connector`.* TO `{user}`@`{host}`"]
-    return [usage,
-            f"GRANT SELECT, INSERT ON `connector`.`deposit_accounts` TO `{user}`@`{host}`"]
+        return sorted([usage, f"GRANT SELECT ON `connector`.* {to}"])
+    if user == WEBHOOKS_USER:
+        return sorted([usage, f"GRANT SELECT ON `connector`.* {to}",
+                       f"GRANT UPDATE ON `connector`.`webhook_queues` {to}",
+                       f"GRANT UPDATE ON `connector`.`webhook_lease` {to}",
+                       f"GRANT SELECT ON `connector_secrets`.`webhook_secrets` {to}"])
+    return sorted([usage, f"GRANT SELECT, INSERT ON `connector`.`deposit_accounts` {to}"])
 
 
 def grants(user, host):
-    return [row[0] for row in stack.sql(f"SHOW GRANTS FOR '{user}'@'{host}'")]
+    return sorted(row[0] for row in stack.sql(f"SHOW GRANTS FOR '{user}'@'{host}'"))
 
 
 def error_line(result):
@@ -89,10 +98,31 @@ def recorded(address):
                      f"WHERE a.deposit_address = '{address}'")
 
 
-def db_accounts(*args, **env):
+def db_accounts(*args, without=(), **env):
+    """scripts/db-accounts with the stack's passwords, `env` over them, `without` left out."""
+    passwords = {k: v for k, v in {**ACCOUNTS_ENV, **env}.items() if k not in without}
     return subprocess.run([str(SCRIPTS / "db-accounts"), "--socket", str(stack.db_socket), *args],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
-                          env=stack._env({**ACCOUNTS_ENV, **env}))
+                          env=stack._env(passwords))
+
+
+def refused_on_the_secrets(run_as, user):
+    """What the account gets for each way into the webhooks' secrets database."""
+    who = f"'{user}'@'localhost'"
+    table = "for table `connector_secrets`.`webhook_secrets`"
+    return {statement: (error_line(run_as(statement)), error) for statement, error in (
+        ("SELECT * FROM connector_secrets.webhook_secrets",
+         f"ERROR 1142 (42000) at line 1: SELECT command denied to user {who} {table}"),
+        ("SELECT COUNT(*) FROM connector_secrets.webhook_secrets",
+         f"ERROR 1142 (42000) at line 1: SELECT command denied to user {who} {table}"),
+        ("UPDATE connector_secrets.webhook_secrets SET secret = 'x'",
+         f"ERROR 1142 (42000) at line 1: UPDATE command denied to user {who} {table}"),
+        ("USE connector_secrets",
+         f"ERROR 1044 (42000) at line 1: Access denied for user {who} to database "
+         "'connector_secrets'"),
+        ("SHOW TABLES FROM connector_secrets",
+         f"ERROR 1044 (42000) at line 1: Access denied for user {who} to database "
+         "'connector_secrets'"))}
 
 
 class ServiceWithLeastPrivilege(unittest.TestCase):
@@ -187,6 +217,17 @@ class Reader(unittest.TestCase):
                  "the FILE privilege(s) for this operation")):
             self.assertEqual(error_line(self.run_as_reader(statement)), error, statement)
 
+    def test_reader_cannot_read_the_webhook_secrets(self):
+        # A secret there, so that a refusal is not an empty table.
+        stack.sql("INSERT INTO connector_secrets.webhook_secrets VALUES (424242, 'whsec_x')")
+        try:
+            for statement, (got, error) in refused_on_the_secrets(self.run_as_reader,
+                                                                  READ_USER).items():
+                self.assertEqual(got, error, statement)
+        finally:
+            stack.sql("DELETE FROM connector_secrets.webhook_secrets "
+                      "WHERE subscription_id = 424242")
+
     def test_same_over_loopback_tcp(self):
         who = self.run_as_reader("SELECT CURRENT_USER()", tcp=True)
         self.assertEqual(who.returncode, 0, who.stderr)
@@ -239,6 +280,11 @@ class Writer(unittest.TestCase):
                 f"for table `connector`.`{table}`", statement)
         self.assertEqual(checksums(), before)
 
+    def test_writer_cannot_read_the_webhook_secrets(self):
+        for statement, (got, error) in refused_on_the_secrets(self.run_as_writer,
+                                                              WRITE_USER).items():
+            self.assertEqual(got, error, statement)
+
     def test_writer_can_insert_if_absent(self):
         chains = dict(stack.sql("SELECT slug, id FROM chains"))
         address = "0x" + "77" * 20
@@ -254,16 +300,16 @@ class Writer(unittest.TestCase):
 class Grants(unittest.TestCase):
     def assert_exact(self):
         for host in HOSTS:
-            self.assertEqual(grants(READ_USER, host),
-                             expected_grants(READ_USER, host, READ_PASSWORD))
-            self.assertEqual(grants(WRITE_USER, host),
-                             expected_grants(WRITE_USER, host, WRITE_PASSWORD))
+            for user, password in ((READ_USER, READ_PASSWORD), (WRITE_USER, WRITE_PASSWORD),
+                                   (WEBHOOKS_USER, WEBHOOKS_PASSWORD)):
+                self.assertEqual(grants(user, host), expected_grants(user, host, password))
 
     def test_show_grants_is_exactly_the_documented_list(self):
         self.assert_exact()
         self.assertEqual(sorted(stack.sql(
             "SELECT user, host FROM mysql.user WHERE user LIKE 'connector\\_%'")),
-            sorted([[user, host] for user in (READ_USER, WRITE_USER) for host in HOSTS]))
+            sorted([[user, host] for user in (READ_USER, WRITE_USER, WEBHOOKS_USER)
+                    for host in HOSTS]))
 
     def test_rerun_changes_nothing_and_exact_revokes_extras(self):
         result = db_accounts()
@@ -282,6 +328,34 @@ class Grants(unittest.TestCase):
         self.assert_exact()
         self.assertEqual(stack.get("/v1/history?page_size=1").status, 200)
         self.assertEqual(account(RECIPIENT).status, 200)
+
+    def test_the_webhooks_account_is_left_alone_without_its_password(self):
+        extra = f"GRANT INSERT ON `connector`.`history` TO `{WEBHOOKS_USER}`@`localhost`"
+        stack.sql(f"GRANT INSERT ON connector.history TO '{WEBHOOKS_USER}'@'localhost'")
+        try:
+            result = db_accounts("--exact", without=["CONNECTOR_DB_WEBHOOKS_PASSWORD"])
+            self.assertEqual((result.returncode, result.stderr), (0, ""))
+            self.assertEqual(result.stdout, "db-accounts: connector_reader (SELECT on "
+                             "connector.*) and connector_writer (SELECT, INSERT on "
+                             "connector.deposit_accounts) ready, other privileges revoked\n")
+            self.assertIn(extra, grants(WEBHOOKS_USER, "localhost"))  # not touched
+            result = db_accounts("--exact")
+            self.assertEqual((result.returncode, result.stderr), (0, ""))
+            self.assertEqual(result.stdout, "db-accounts: connector_reader (SELECT on "
+                             "connector.*), connector_writer (SELECT, INSERT on "
+                             "connector.deposit_accounts) and connector_webhooks (SELECT on "
+                             "connector.* and connector_secrets.webhook_secrets, UPDATE on "
+                             "connector.webhook_queues and connector.webhook_lease) ready, "
+                             "other privileges revoked\n")
+        finally:
+            db_accounts("--exact")
+        self.assert_exact()
+
+    def test_an_empty_webhooks_password_is_refused(self):
+        result = db_accounts(CONNECTOR_DB_WEBHOOKS_PASSWORD="")
+        self.assertEqual((result.returncode, result.stderr),
+                         (2, "db-accounts: CONNECTOR_DB_WEBHOOKS_PASSWORD is set but empty\n"))
+        self.assert_exact()
 
     def test_rerun_with_new_passwords_changes_them(self):
         try:

@@ -175,8 +175,8 @@ REMOVAL = r"""
 {blocks}
 ) >/tmp/removal.log 2>&1
 printf 'removal=%s %s\n' "$?" "$(tr '\n' ' ' </tmp/removal.log)"
-printf 'database_after_removal=%s\n' "$(mariadb -N -e "SHOW DATABASES LIKE 'connector'" 2>&1)"
-printf 'accounts_after_removal=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM mysql.user WHERE user IN ('connector_reader', 'connector_writer')" 2>&1)"
+printf 'database_after_removal=%s\n' "$(mariadb -N -e "SHOW DATABASES LIKE 'connector%'" 2>&1)"
+printf 'accounts_after_removal=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM mysql.user WHERE user LIKE 'connector%'" 2>&1)"
 printf 'user_after_removal=%s\n' "$(getent passwd connector | cut -d: -f1)"
 printf 'groups_after_removal=%s\n' "$(getent group connector connector-fcgi connector-events | cut -d: -f1 | tr '\n' ' ')"
 """

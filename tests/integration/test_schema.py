@@ -1,7 +1,7 @@
-"""The schema and the code agree (db/schema_enums.h): every ENUM column and routine parameter of
-the migrated schema has the values the code knows for it, in the same order, and the code knows
-no ENUM the schema lacks. A status the code has no value for is a 500 with the one error body,
-never a read past an array."""
+"""The schema and the code agree (db/schema_enums.h): every ENUM and SET column and routine
+parameter of the migrated schema has the values the code knows for it, in the same order, and the
+code knows no ENUM or SET the schema lacks. A status the code has no value for is a 500 with the
+one error body, never a read past an array."""
 
 import hashlib
 import json
@@ -27,8 +27,9 @@ def tearDownModule():
 
 
 def enum_values(column_type):
-    """["a", "b"] from "enum('a','b')" (no value of this schema holds a quote)."""
-    match = re.fullmatch(r"enum\((.*)\)", column_type)
+    """["a", "b"] from "enum('a','b')" or "set('a','b')" (no value of this schema holds a
+    quote)."""
+    match = re.fullmatch(r"(?:enum|set)\((.*)\)", column_type)
     assert match, column_type
     return re.findall(r"'([^']*)'", match.group(1))
 
@@ -37,11 +38,11 @@ class Schema(unittest.TestCase):
     def test_every_enum_of_the_schema_matches_the_code(self):
         columns = stack.sql(
             "SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS "
-            "WHERE TABLE_SCHEMA = 'connector' AND DATA_TYPE = 'enum'")
+            "WHERE TABLE_SCHEMA = 'connector' AND DATA_TYPE IN ('enum', 'set')")
         parameters = stack.sql(
             "SELECT SPECIFIC_NAME, PARAMETER_NAME, DTD_IDENTIFIER FROM "
             "information_schema.PARAMETERS WHERE SPECIFIC_SCHEMA = 'connector' "
-            "AND DATA_TYPE = 'enum'")
+            "AND DATA_TYPE IN ('enum', 'set')")
         schema = {(table, column): enum_values(column_type)
                   for table, column, column_type in columns + parameters}
         dump = json.loads(subprocess.run([str(DUMP)], capture_output=True, check=True,
@@ -52,6 +53,8 @@ class Schema(unittest.TestCase):
         # The table is not vacuous: the statuses read as indexes are there.
         self.assertEqual(code[("history", "status")], ["Deposit", "Pending", "Confirmed", "Error"])
         self.assertEqual(code[("chain_status", "status")], ["OK", "STUCK", "OFFLINE", "SYNCING"])
+        self.assertEqual(schema[("webhook_subscriptions", "statuses")],
+                         ["Deposit", "Pending", "Confirmed", "Error"])
 
     def test_a_status_the_code_does_not_know_is_a_500_error(self):
         # MariaDB stores a value outside an ENUM as index 0 when not in strict mode: the record

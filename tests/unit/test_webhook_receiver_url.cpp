@@ -45,8 +45,9 @@ BOOST_AUTO_TEST_CASE(http_only_to_an_allow_listed_host) {
   BOOST_TEST((url.scheme == "http" && url.host == "127.0.0.1" && url.port == 8081));
   BOOST_TEST(accepted("http://receiver.test/").port == 80);
   BOOST_TEST(refused("http://exchange.example.com/") ==
-             "http to a host not in webhook_http_hosts; use https");
-  BOOST_TEST(refused("http://127.0.0.2/") == "http to a host not in webhook_http_hosts; use https");
+             "http to a host not in webhooks_allow_hosts; use https");
+  BOOST_TEST(refused("http://127.0.0.2/") ==
+             "http to a host not in webhooks_allow_hosts; use https");
 }
 
 BOOST_AUTO_TEST_CASE(other_schemes_credentials_and_fragments_are_refused) {
@@ -67,4 +68,16 @@ BOOST_AUTO_TEST_CASE(what_is_not_a_url_is_refused) {
                            "https://e.example:99999/", "https://e.example:-1/"}) {
     BOOST_TEST(refused(text).starts_with("not a URL: "), text);
   }
+}
+
+BOOST_AUTO_TEST_CASE(the_configs_host_list_is_split_at_commas) {
+  BOOST_TEST(allowed_hosts("") == std::vector<std::string>{});
+  BOOST_TEST(allowed_hosts(" , ,") == std::vector<std::string>{});
+  BOOST_TEST(allowed_hosts("hooks.internal,127.0.0.1") ==
+             (std::vector<std::string>{"hooks.internal", "127.0.0.1"}));
+  BOOST_TEST(allowed_hosts(" Receiver.Test ,\t::1\t,,") ==
+             (std::vector<std::string>{"Receiver.Test", "::1"}));
+  // As the URL check takes it: case-insensitive.
+  BOOST_TEST(std::holds_alternative<ReceiverUrl>(
+      parse_receiver_url("http://receiver.test/h", allowed_hosts("x.test, RECEIVER.test"))));
 }
