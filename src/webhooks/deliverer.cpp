@@ -60,9 +60,12 @@ void Deliverer::run(const std::atomic<bool>& stop) {
     if (now >= next_round || more_) {
       next_round = now + milliseconds(config_.webhooks.poll_ms);
       try {
-        round(now);
-        if (failures_ > 0) util::log_info("the webhook deliverer runs again");
-        failures_ = 0;
+        // Recovered only once the database answered again (most rounds of a deliverer that
+        // does not hold the lease do not ask it).
+        if (round(now) && failures_ > 0) {
+          util::log_info("the webhook deliverer runs again");
+          failures_ = 0;
+        }
       } catch (const std::exception& e) {
         more_ = false;
         // The first failure, then one line a minute or so while they go on.
@@ -99,7 +102,7 @@ void Deliverer::run(const std::atomic<bool>& stop) {
   write_metrics(Clock::now());  // holding 0: this node no longer delivers
 }
 
-void Deliverer::round(Clock::time_point now) {
+bool Deliverer::round(Clock::time_point now) {
   if (!db_) {
     auto options = db::connection_options(config_.db);
     db_ = std::make_unique<db::Connection>(
@@ -109,13 +112,15 @@ void Deliverer::round(Clock::time_point now) {
   }
   db_->set_deadline(util::deadline_from_now(config_.worker.request_budget()));
   if (now >= next_metrics_) write_metrics(now);
-  if (now >= next_lease_) renew_lease(now);
-  if (!token_ || !sending_allowed(now)) return;
+  const bool lease_due = now >= next_lease_;
+  if (lease_due) renew_lease(now);
+  if (!token_ || !sending_allowed(now)) return lease_due;
   if (now >= next_reference_) reload_reference();
   if (now >= next_subscriptions_) reload_subscriptions();
   more_ = read_feed();
   catch_up();
   store(now, /*force=*/false);
+  return true;
 }
 
 void Deliverer::renew_lease(Clock::time_point now) {

@@ -51,7 +51,9 @@ class Deliverer {
   void run(const std::atomic<bool>& stop);
 
  private:
-  void round(Clock::time_point now);
+  // Returns whether it asked the database (a round of a deliverer that does not hold the
+  // lease only renews it when due).
+  bool round(Clock::time_point now);
   void renew_lease(Clock::time_point now);
   void become_holder();
   void stop_holding();
