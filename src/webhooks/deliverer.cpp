@@ -1,6 +1,7 @@
 #include "webhooks/deliverer.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -11,27 +12,15 @@
 #include "db/webhook_store.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "util/text.h"
 #include "webhooks/delivery_body.h"
 #include "webhooks/metrics_file.h"
+#include "webhooks/receiver_url.h"
 #include "webhooks/signature.h"
 
 namespace connector::webhooks {
 namespace {
 
 using std::chrono::milliseconds;
-
-std::vector<std::string> split_hosts(const std::string& list) {
-  std::vector<std::string> hosts;
-  std::size_t from = 0;
-  while (from <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', from), list.size());
-    const auto host = util::trim(std::string_view(list).substr(from, comma - from));
-    if (!host.empty()) hosts.emplace_back(host);
-    from = comma + 1;
-  }
-  return hosts;
-}
 
 std::int64_t unix_us_now() { return util::unix_ms_now() * 1000; }
 
@@ -44,7 +33,7 @@ Deliverer::Deliverer(const config::Config& config, std::string holder)
       sender_(SenderSettings{.ca_file = config.webhooks.ca_file,
                              .timeout = milliseconds(config.webhooks.timeout_ms),
                              .connect_timeout = milliseconds(config.webhooks.connect_timeout_ms)}),
-      subscriptions_(split_hosts(config.webhooks.allow_hosts)),
+      subscriptions_(allowed_hosts(config.webhooks.allow_hosts)),
       order_(milliseconds(config.worker.events_gap_wait_ms)),
       random_(std::random_device{}()) {}
 
@@ -136,7 +125,12 @@ void Deliverer::renew_lease(Clock::time_point now) {
   lease_renewed_ = now;
   if (token_ != token) {
     token_ = token;
-    become_holder();
+    try {
+      become_holder();
+    } catch (...) {
+      stop_holding();  // taken up again from the start at the next renewal
+      throw;
+    }
   }
 }
 
@@ -176,9 +170,10 @@ void Deliverer::reload_subscriptions() {
 }
 
 void Deliverer::reload_reference() {
+  // The times move only once it loaded: a load that failed is tried again next round.
+  reference_ = std::make_shared<const domain::ReferenceData>(db::load_reference_data(*db_));
   reference_loaded_at_ = Clock::now();
   next_reference_ = reference_loaded_at_ + kReferenceEvery;
-  reference_ = std::make_shared<const domain::ReferenceData>(db::load_reference_data(*db_));
 }
 
 bool Deliverer::read_feed() {
@@ -270,6 +265,7 @@ void Deliverer::send_due(Clock::time_point now) {
 }
 
 std::string Deliverer::render(const Subscription& s, const QueuedChange& change) {
+  if (!reference_) throw std::runtime_error("no reference data loaded yet");
   // A record newer than the reference data (its asset imported a moment ago): loaded again,
   // at most once a second.
   if (!reference_->covers(change.record) &&

@@ -4,14 +4,16 @@ delivers. The holder SIGKILLed in the middle of deliveries: the other takes over
 lease and a poll, and every change reaches the receiver (a repeat only where an acknowledgement
 was not stored). The holder hung (SIGSTOP) past its lease: the other takes over, and the old
 one, continued, stores nothing over its successor's cursors (the token fences it) and steps
-down. The primary restarted under them: delivery resumes by itself."""
+down. The primary hung (SIGSTOP) past the lease, or restarted, under them: delivery resumes by
+itself."""
 
+import os
 import signal
 import unittest
 
 from fixture import Fixture
 from harness import Stack
-from waits import await_true, hang
+from waits import await_true, hang, pace
 from webhook_receiver import WebhookReceiver
 from webhook_support import (LEASE_MS, Deliverer, add_subscription, new_record, queue_row,
                              record_changes, set_status)
@@ -112,6 +114,25 @@ class Takeover(unittest.TestCase):
         self.assertEqual(queue_row(stack, ident)["acked_seq"], acked)
         self.assertTrue(second.holds_lease())
         self.assertEqual(first.stop(), 0)
+
+    def test_delivery_resumes_by_itself_after_the_primary_hangs(self):
+        first, second = pair(self)
+        to = "0x" + f"{fresh_id():040x}"
+        ident, secret = add_subscription(stack, receiver.url("/fleet/hung"), [to])
+        receiver.register("/fleet/hung", secret)
+        primary = int((stack.db_dir / "mysqld.pid").read_text())
+        hang(primary)
+        try:
+            # Longer than the lease: neither deliverer can renew it meanwhile.
+            pace(LEASE_MS / 1000 * 2)
+        finally:
+            os.kill(primary, signal.SIGCONT)
+        record_id = fresh_id()
+        new_record(stack, record_id, to)
+        got = receiver.wait_deliveries(1, path="/fleet/hung", timeout=40)
+        self.assertEqual(got[0]["seq"], record_changes(stack, to, 0)[0][0])
+        self.assertIsNone(first.process.poll())
+        self.assertIsNone(second.process.poll())
 
     def test_delivery_resumes_by_itself_after_the_primary_restarts(self):
         first, _ = pair(self)
