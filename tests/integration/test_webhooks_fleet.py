@@ -49,8 +49,8 @@ def pair(test):
     second = Deliverer(stack, f"{test.id().rsplit('.', 1)[-1][:20]}-2", ca_file=receiver.ca_file)
     first.start().wait_holding()
     second.start()
-    test.addCleanup(second.stop)
-    test.addCleanup(first.stop)
+    test.addCleanup(second.stop_checked, test)
+    test.addCleanup(first.stop_checked, test)
     return first, second
 
 

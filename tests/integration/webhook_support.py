@@ -39,6 +39,7 @@ class Deliverer:
         self.config_path.chmod(0o600)
         stack.tripwire.watch(self.log)
         self.process = None
+        self.expected_exit = 0  # what stop() must find: 0, or -9 once killed on purpose
 
     def start(self):
         log = open(self.log, "ab")
@@ -73,6 +74,11 @@ class Deliverer:
         return [(int(m[1]), m[2], int(m[3]), m[4]) for m in re.finditer(
             r"webhook subscription=(\d+) event=(\S+) attempt=(\d+) status=(\S+)", self.log_text())]
 
+    def stop_checked(self, test):
+        """stop(), failing `test` unless it ended as expected (0; -9 when killed on purpose):
+        a deliverer that died beside a test fails it."""
+        test.assertEqual(self.stop(), self.expected_exit, self.log_text()[-3000:])
+
     def stop(self, timeout=30):
         """SIGTERM; the exit status (0 for a clean stop)."""
         if self.process is None or self.process.poll() is not None:
@@ -83,6 +89,7 @@ class Deliverer:
     def kill(self, sig=signal.SIGKILL):
         self.process.send_signal(sig)
         if sig == signal.SIGKILL:
+            self.expected_exit = -signal.SIGKILL
             self.process.wait(10)
 
 
