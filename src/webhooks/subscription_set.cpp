@@ -26,8 +26,11 @@ StoredQueueState stored_state(const db::WebhookSubscriptionRow& row) {
 
 }  // namespace
 
+// In lower case, as parse_receiver_url compares them and writes a URL's host (allow_listed).
 SubscriptionSet::SubscriptionSet(std::vector<std::string> allow_hosts)
-    : allow_hosts_(std::move(allow_hosts)) {}
+    : allow_hosts_(std::move(allow_hosts)) {
+  for (auto& host : allow_hosts_) host = lowercase(host);
+}
 
 std::vector<std::uint64_t> SubscriptionSet::sync(
     const std::vector<db::WebhookSubscriptionRow>& rows, const LoadAddresses& load_addresses) {

@@ -47,7 +47,7 @@ class SubscriptionSet {
  public:
   using LoadAddresses = std::function<std::vector<std::string>(std::uint64_t subscription)>;
 
-  // allow_hosts: webhooks_allow_hosts, split.
+  // allow_hosts: webhooks_allow_hosts, split (in any case).
   explicit SubscriptionSet(std::vector<std::string> allow_hosts);
 
   // Brings the set to `rows`. Returns the ids whose queue was dropped (removed, disabled,

@@ -1,0 +1,40 @@
+// The database the webhook secrets live in (db/webhook_store.h): `<db_name>_secrets`, written
+// into the deliverer's statement, so only a plain identifier is taken.
+#define BOOST_TEST_MODULE webhook_store_names
+#include <boost/test/unit_test.hpp>
+#include <string>
+
+#include "db/connection.h"
+#include "db/webhook_store.h"
+
+using connector::db::DatabaseError;
+using connector::db::secrets_database;
+
+namespace {
+
+std::string refusal(const std::string& name) {
+  try {
+    return "taken as " + secrets_database(name);
+  } catch (const DatabaseError& e) {
+    return e.what();
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(the_secrets_database_is_the_database_and_secrets) {
+  BOOST_TEST(secrets_database("connector") == "connector_secrets");
+  BOOST_TEST(secrets_database("Unit_Connector_2") == "Unit_Connector_2_secrets");
+  BOOST_TEST(secrets_database("_") == "__secrets");
+}
+
+BOOST_AUTO_TEST_CASE(a_name_that_is_not_a_plain_identifier_is_refused) {
+  const std::string prefix = "db_name must be letters, digits and _ for webhooks: ";
+  BOOST_TEST(refusal("") == prefix);
+  BOOST_TEST(refusal("a-b") == prefix + "a-b");
+  BOOST_TEST(refusal("a`b") == prefix + "a`b");
+  BOOST_TEST(refusal("a b") == prefix + "a b");
+  BOOST_TEST(refusal("a.b") == prefix + "a.b");
+  BOOST_TEST(refusal("conn\xC3\xA9") == prefix + "conn\xC3\xA9");  // é, not ASCII
+  BOOST_CHECK_THROW(secrets_database(std::string("a\0b", 3)), DatabaseError);
+}
