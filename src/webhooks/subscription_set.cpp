@@ -66,9 +66,12 @@ std::vector<std::uint64_t> SubscriptionSet::sync(
 
 void SubscriptionSet::add(const db::WebhookSubscriptionRow& row,
                           const LoadAddresses& load_addresses) {
+  if (refused_.contains(row.id)) return;
   const auto url = parse_receiver_url(row.url, allow_hosts_);
   if (const auto* refused = std::get_if<UrlRefused>(&url)) {
-    // Stored by an older or looser configuration: not sent to, and said once per load.
+    // Stored under a looser configuration (webhooks_allow_hosts is read at start): not sent
+    // to, and said once, not at every reload.
+    refused_.insert(row.id);
     util::log_warning("webhook subscription=" + std::to_string(row.id) +
                       " is not delivered: its URL is refused (" + refused->reason + ")");
     return;

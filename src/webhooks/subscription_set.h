@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -68,6 +69,7 @@ class SubscriptionSet {
 
   std::vector<std::string> allow_hosts_;
   std::map<std::uint64_t, Subscription> subscriptions_;
+  std::set<std::uint64_t> refused_;  // ids whose URL this configuration refuses
   std::unordered_map<std::string, std::vector<std::uint64_t>> by_address_;
 };
 
