@@ -12,7 +12,7 @@
 #   /etc/connector/connector.conf                              conffile, 0640 root:connector
 #   /etc/connector/connector.env                               conffile, 0600 root:root (secrets)
 #   /usr/share/connector/nginx/                                nginx drop-ins to include
-#   /usr/share/connector/sql/, /usr/share/connector/scripts/   schema, accounts template, scripts
+#   /usr/share/connector/sql/, /usr/share/connector/scripts/   schema, accounts templates, scripts
 #   /usr/share/doc/unit-connector/                             README and docs
 #   /usr/share/connector/docs-site/                            the API reference page (nginx's
 #                                                              /docs/ and /v1/openapi.json)

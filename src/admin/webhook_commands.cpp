@@ -173,11 +173,11 @@ constexpr Command kSubcommands[] = {
      "[--config FILE] webhook add --url URL (--addresses FILE | --recipient ADDR "
      "[--recipient ADDR ...]) [--statuses LIST]",
      "Adds a subscription; it is sent the changes from now on. URL: https, or http to a host\n"
-     "of the config's webhooks_allow_hosts; no user name, password or fragment. The\n"
-     "recipients it follows (history's destination_address): FILE, one address a line\n"
-     "(0x and 40 hex digits; blank lines and # comments ignored; at most 100,000 addresses\n"
-     "and 8 MiB), or a --recipient per address. LIST: the record states sent, from Deposit,\n"
-     "Pending, Confirmed, Error, comma-separated (default: all four).\n"
+     "of the config's webhooks_allow_hosts; printable ASCII; no user name, password or\n"
+     "fragment. The recipients it follows (history's destination_address): FILE, one\n"
+     "address a line (0x and 40 hex digits; blank lines and # comments ignored; at most\n"
+     "100,000 addresses and 8 MiB), or a --recipient per address. LIST: the record states\n"
+     "sent, from Deposit, Pending, Confirmed, Error, comma-separated (default: all four).\n"
      "Prints the subscription's id, then its secret (whsec_ and 64 hex digits), with which\n"
      "the receiver checks every delivery's signature: it is shown this once only.",
      kAddOptions, 0, add_command, kAddRepeatable},

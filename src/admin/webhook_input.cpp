@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 #include <stdexcept>
 
 #include "chain/address.h"
@@ -48,14 +49,12 @@ std::string lower_address(std::string_view text) {
   return address->lower();
 }
 
-std::vector<std::string> each_once(std::vector<std::string> addresses) {
-  std::sort(addresses.begin(), addresses.end());
-  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+// Adds an address; refused once there are more than kMaxWebhookAddresses distinct ones.
+void add_once(std::set<std::string>& addresses, std::string address) {
+  addresses.insert(std::move(address));
   if (addresses.size() > kMaxWebhookAddresses) {
-    throw std::invalid_argument("more than " + std::to_string(kMaxWebhookAddresses) +
-                                " addresses (" + std::to_string(addresses.size()) + ")");
+    throw std::invalid_argument("more than " + std::to_string(kMaxWebhookAddresses) + " addresses");
   }
-  return addresses;
 }
 
 std::string lower(std::string_view text) {
@@ -67,7 +66,7 @@ std::string lower(std::string_view text) {
 }  // namespace
 
 std::vector<std::string> parse_address_file(std::string_view text) {
-  std::vector<std::string> addresses;
+  std::set<std::string> addresses;
   std::size_t number = 0;
   while (!text.empty()) {
     const std::size_t end = std::min(text.find('\n'), text.size());
@@ -77,22 +76,19 @@ std::vector<std::string> parse_address_file(std::string_view text) {
     line = trimmed(line.substr(0, line.find('#')));
     if (line.empty()) continue;
     try {
-      addresses.push_back(lower_address(line));
+      add_once(addresses, lower_address(line));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("line " + std::to_string(number) + ": " + e.what());
     }
-    // Bounds the memory of a file of many duplicates too.
-    if (addresses.size() > kMaxWebhookAddresses) addresses = each_once(std::move(addresses));
   }
   if (addresses.empty()) throw std::invalid_argument("no address in it");
-  return each_once(std::move(addresses));
+  return {addresses.begin(), addresses.end()};
 }
 
 std::vector<std::string> parse_recipients(std::span<const std::string> values) {
-  std::vector<std::string> addresses;
-  addresses.reserve(values.size());
-  for (const auto& value : values) addresses.push_back(lower_address(value));
-  return each_once(std::move(addresses));
+  std::set<std::string> addresses;
+  for (const auto& value : values) add_once(addresses, lower_address(value));
+  return {addresses.begin(), addresses.end()};
 }
 
 std::string parse_statuses(std::string_view text) {

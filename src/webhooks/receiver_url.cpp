@@ -50,6 +50,11 @@ std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
   if (text.empty() || text.size() > kMaxUrlBytes) {
     return UrlRefused{"a URL of 1 to 2048 bytes is required"};
   }
+  // Stored (webhook_subscriptions.url is ascii) and sent as it is: a path percent-encoded, an
+  // international host in its xn-- form.
+  if (std::any_of(text.begin(), text.end(), [](char c) { return c <= ' ' || c > '~'; })) {
+    return UrlRefused{"only printable ASCII (percent-encode the rest; a host in its xn-- form)"};
+  }
   const UrlHandle url(curl_url());
   if (!url) return UrlRefused{"out of memory"};
   const std::string input(text);

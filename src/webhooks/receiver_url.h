@@ -2,8 +2,8 @@
 // A subscription's receiver URL, as `connector-admin webhook add --url` takes it: parsed by
 // libcurl's URL API (the parser the deliverer's requests go through), then held to the rules of
 // docs/webhooks.md: https, or http only to a host the operator allow-lists (tests, private
-// networks); no user name or password in it; no fragment. Where it may connect is decided later,
-// address by address, once the host is resolved (address_policy.h).
+// networks); printable ASCII only; no user name or password in it; no fragment. Where it may
+// connect is decided later, address by address, once the host is resolved (address_policy.h).
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -64,10 +64,19 @@ BOOST_AUTO_TEST_CASE(what_is_not_a_url_is_refused) {
   BOOST_TEST(refused("") == "a URL of 1 to 2048 bytes is required");
   BOOST_TEST(refused("https://e.example/" + std::string(2048, 'a')) ==
              "a URL of 1 to 2048 bytes is required");
-  for (const char* text : {"exchange.example.com/hook", "https://", "https://exa mple.com/",
-                           "https://e.example:99999/", "https://e.example:-1/"}) {
+  for (const char* text : {"exchange.example.com/hook", "https://", "https://e.example:99999/",
+                           "https://e.example:-1/"}) {
     BOOST_TEST(refused(text).starts_with("not a URL: "), text);
   }
+  for (const char* text : {"https://exa mple.com/", "https://e.example/caf\xc3\xa9",
+                           "https://b\xc3\xbc"
+                           "cher.example/",
+                           "https://e.example/\x7f", "https://e.example/\th"}) {
+    BOOST_TEST(
+        refused(text) == "only printable ASCII (percent-encode the rest; a host in its xn-- form)",
+        text);
+  }
+  BOOST_TEST(accepted("https://xn--bcher-kva.example/caf%C3%A9").host == "xn--bcher-kva.example");
 }
 
 BOOST_AUTO_TEST_CASE(the_configs_host_list_is_split_at_commas) {
