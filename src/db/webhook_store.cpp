@@ -1,8 +1,5 @@
 #include "db/webhook_store.h"
 
-#include <algorithm>
-#include <cctype>
-
 namespace connector::db {
 namespace {
 
@@ -45,15 +42,6 @@ std::string store_statement() {
 }
 
 }  // namespace
-
-std::string secrets_database(const std::string& database) {
-  const bool plain = !database.empty() && std::all_of(database.begin(), database.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-  });
-  if (!plain)
-    throw DatabaseError("db_name must be letters, digits and _ for webhooks: " + database);
-  return database + "_secrets";
-}
 
 std::vector<WebhookSubscriptionRow> enabled_webhooks(Connection& db,
                                                      const std::string& secrets_db) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "db/connection.h"
+#include "db/webhook_subscriptions.h"  // secrets_database()
 
 namespace connector::db {
 
@@ -33,10 +34,6 @@ struct WebhookSubscriptionRow {
   std::uint64_t delivered = 0;
   std::uint64_t retried = 0;
 };
-
-// `database`_secrets, where the secrets live; throws DatabaseError for a name that is not a
-// plain identifier (it is written into the statement).
-std::string secrets_database(const std::string& database);
 
 // The enabled subscriptions, by id, each with its cursor and secret.
 std::vector<WebhookSubscriptionRow> enabled_webhooks(Connection& db, const std::string& secrets_db);

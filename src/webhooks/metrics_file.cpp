@@ -63,9 +63,14 @@ void write_metrics_file(const std::string& path, const std::string& text) {
   {
     std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
     file << text;
-    if (!file.flush()) throw std::runtime_error("cannot write " + temporary);
+    if (!file.flush()) {
+      file.close();
+      std::remove(temporary.c_str());
+      throw std::runtime_error("cannot write " + temporary);
+    }
   }
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
     throw std::runtime_error("cannot rename " + temporary + " to " + path);
   }
 }
