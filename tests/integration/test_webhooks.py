@@ -24,9 +24,14 @@ _next_id = [900000]
 
 def setUpModule():
     global stack, receiver, deliverer
-    stack = Stack(fixture=fixture.path, accounts=True)
-    receiver = WebhookReceiver().start()
-    deliverer = Deliverer(stack, "a", ca_file=receiver.ca_file).start().wait_holding()
+    try:
+        stack = Stack(fixture=fixture.path, accounts=True)
+        receiver = WebhookReceiver().start()
+        deliverer = Deliverer(stack, "a", ca_file=receiver.ca_file).start()
+        deliverer.wait_holding()
+    except BaseException:
+        tearDownModule()  # unittest does not call it when this fails: nothing may outlive us
+        raise
 
 
 def tearDownModule():

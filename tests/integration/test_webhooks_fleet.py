@@ -25,8 +25,12 @@ _next_id = [800000]
 
 def setUpModule():
     global stack, receiver
-    stack = Stack(fixture=fixture.path, accounts=True)
-    receiver = WebhookReceiver().start()
+    try:
+        stack = Stack(fixture=fixture.path, accounts=True)
+        receiver = WebhookReceiver().start()
+    except BaseException:
+        tearDownModule()  # unittest does not call it when this fails
+        raise
 
 
 def tearDownModule():
@@ -47,10 +51,11 @@ def pair(test):
     """Two deliverers, the first holding the lease; both stopped when the test ends."""
     first = Deliverer(stack, f"{test.id().rsplit('.', 1)[-1][:20]}-1", ca_file=receiver.ca_file)
     second = Deliverer(stack, f"{test.id().rsplit('.', 1)[-1][:20]}-2", ca_file=receiver.ca_file)
-    first.start().wait_holding()
+    first.start()
+    test.addCleanup(first.stop_checked, test)
+    first.wait_holding()
     second.start()
     test.addCleanup(second.stop_checked, test)
-    test.addCleanup(first.stop_checked, test)
     return first, second
 
 
