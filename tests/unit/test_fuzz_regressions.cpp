@@ -4,9 +4,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 
 #include "admin/import_document.h"
+#include "webhooks/signature.h"
 
 using namespace connector;
 
@@ -37,4 +41,49 @@ BOOST_AUTO_TEST_CASE(deeply_nested_arrays_are_an_import_error_not_a_stack_overfl
   BOOST_TEST(import_error_of(nested_arrays(kDepth, true)) == "the document must be a JSON object");
   BOOST_TEST(import_error_of("{\"networks\":" + nested_arrays(kDepth, false)) ==
              "not valid JSON at byte 1000012: Invalid value.");
+}
+
+// fuzz_webhook_signature: a timestamp spelt otherwise than signature_v1 writes it was read as
+// its value, so the signature was checked against text the sender had not signed: "01000"
+// verified with the signature of "1000" and not with its own (corpus: regression_leading_zero,
+// regression_minus_zero). Now both are malformed.
+BOOST_AUTO_TEST_CASE(a_timestamp_spelt_otherwise_is_malformed) {
+  using webhooks::Verdict;
+  const std::string body = R"({"seq":42})";
+  // Each with the signature of the value it spells.
+  for (const auto& [timestamp, value] :
+       {std::pair<const char*, std::int64_t>{"01000", 1000}, {"-0", 0}, {"00", 0}, {"0001", 1}}) {
+    const std::string signature = webhooks::signature_v1("s3cret", value, body);
+    BOOST_TEST((webhooks::verify_v1("s3cret", timestamp, signature, body, value, 300) ==
+                Verdict::kMalformed),
+               timestamp);
+  }
+  // "v1=" + hex(HMAC-SHA256("s3cret", "01000." + body)), computed with Python's hmac module.
+  const std::string signed_as_sent =
+      "v1=e9d88c8b5a4a66ac5f4d47bea40f877625c8483a8aeaef1724671b0044abd35e";
+  BOOST_TEST((webhooks::verify_v1("s3cret", "01000", signed_as_sent, body, 1000, 300) ==
+              Verdict::kMalformed));
+  BOOST_TEST((webhooks::verify_v1("s3cret", "0", webhooks::signature_v1("s3cret", 0, body), body, 0,
+                                  300) == Verdict::kValid));
+}
+
+// fuzz_webhook_signature: now - timestamp overflowed for a clock far from the timestamp
+// (UBSan: signed integer overflow; corpus: regression_now_min). The tolerance is now exact for
+// any 64-bit clock and tolerance.
+BOOST_AUTO_TEST_CASE(the_tolerance_holds_for_any_clock_without_overflow) {
+  using webhooks::Verdict;
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  const std::string body = "b";
+  const auto verdict = [&](std::int64_t timestamp, std::int64_t now, std::int64_t tolerance) {
+    return webhooks::verify_v1("k", std::to_string(timestamp),
+                               webhooks::signature_v1("k", timestamp, body), body, now, tolerance);
+  };
+  BOOST_TEST((verdict(999'999'999'999'999'999, kMin, 300) == Verdict::kOutsideTolerance));
+  BOOST_TEST((verdict(0, kMin, kMax) == Verdict::kOutsideTolerance));  // 2^63 apart
+  BOOST_TEST((verdict(1, kMin + 1, kMax) == Verdict::kOutsideTolerance));
+  BOOST_TEST((verdict(0, kMin + 1, kMax) == Verdict::kValid));  // exactly kMax apart
+  BOOST_TEST((verdict(0, kMax, kMax) == Verdict::kValid));
+  BOOST_TEST((verdict(1, kMax, kMax) == Verdict::kValid));
+  BOOST_TEST((verdict(1000, 1000, -1) == Verdict::kOutsideTolerance));
 }
