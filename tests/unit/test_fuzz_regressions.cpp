@@ -8,8 +8,11 @@
 #include <limits>
 #include <string>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "admin/import_document.h"
+#include "webhooks/receiver_url.h"
 #include "webhooks/signature.h"
 
 using namespace connector;
@@ -30,6 +33,15 @@ std::string nested_arrays(std::size_t depth, bool closed) {
   return std::string(depth, '[') + (closed ? std::string(depth, ']') : std::string());
 }
 
+// parse_receiver_url's refusal, or "<accepted> " and the URL as taken.
+std::string receiver_url_of(const std::string& text) {
+  const auto result = webhooks::parse_receiver_url(text, {"s"});
+  if (const auto* url = std::get_if<webhooks::ReceiverUrl>(&result)) {
+    return "<accepted> " + url->url;
+  }
+  return std::get<webhooks::UrlRefused>(result).reason;
+}
+
 }  // namespace
 
 // fuzz_import_document: RapidJSON's recursive parser overflowed the stack on deeply nested
@@ -41,6 +53,39 @@ BOOST_AUTO_TEST_CASE(deeply_nested_arrays_are_an_import_error_not_a_stack_overfl
   BOOST_TEST(import_error_of(nested_arrays(kDepth, true)) == "the document must be a JSON object");
   BOOST_TEST(import_error_of("{\"networks\":" + nested_arrays(kDepth, false)) ==
              "not valid JSON at byte 1000012: Invalid value.");
+}
+
+// fuzz_receiver_url: what libcurl takes but the rules refuse (corpus: regression_*). A NUL byte
+// ended libcurl's C string, so the rest was never judged; port 0; an empty user name or password
+// ("@" alone) passed as none; a percent-escape or a byte above 0x7f in the host, which libcurl
+// takes (decoded) and writes back escaped or raw: no host a resolver takes.
+BOOST_AUTO_TEST_CASE(receiver_urls_libcurl_takes_that_the_rules_refuse) {
+  BOOST_TEST(receiver_url_of(std::string("https://e.example/\0@other.example", 34)) ==
+             "a NUL byte in the URL");
+  BOOST_TEST(receiver_url_of("https://e.example:0/") == "a port of 1 to 65535 is required");
+  for (const char* text : {"http://@s/", "https://@e.example/", "https://:@e.example/"}) {
+    BOOST_TEST(receiver_url_of(text) == "a user name or password in the URL", text);
+  }
+  const std::string host_rule =
+      "a host name of letters, digits, '-', '_' and '.', or an IP address";
+  for (const char* text : {"https://exc%ange.example.com/", "https://b\u00fccher.example/",
+                           "https://[fe80::1%25eth0]/"}) {
+    BOOST_TEST(receiver_url_of(text) == host_rule, text);
+  }
+  // A percent-escape that decodes to a plain name is that name; an IDN is taken as xn--.
+  BOOST_TEST(receiver_url_of("https://e%41.example/") == "<accepted> https://ea.example/");
+  BOOST_TEST(receiver_url_of("https://xn--bcher-kva.example/") ==
+             "<accepted> https://xn--bcher-kva.example/");
+}
+
+// fuzz_receiver_url: 2048 bytes as given, 2049 as libcurl writes it (the "/" of the path added),
+// one more than the database column holds (corpus: regression_query_2048_grows).
+BOOST_AUTO_TEST_CASE(a_receiver_url_is_at_most_2048_bytes_as_libcurl_writes_it) {
+  const std::string query = "https://e.example?" + std::string(2048 - 18, 'a');
+  BOOST_TEST(receiver_url_of(query) == "a URL of 1 to 2048 bytes is required");
+  const std::string with_path = "https://e.example/?" + std::string(2048 - 19, 'a');
+  BOOST_TEST(receiver_url_of(with_path) == "<accepted> " + with_path);
+  BOOST_TEST(receiver_url_of("https://1/") == "<accepted> https://0.0.0.1/");
 }
 
 // fuzz_webhook_signature: a timestamp spelt otherwise than signature_v1 writes it was read as
