@@ -85,10 +85,9 @@ std::optional<std::string> refusal(CURLU* url, const ReceiverUrl& parsed, bool i
   return std::nullopt;
 }
 
-}  // namespace
-
-std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
-    std::string_view text, const std::vector<std::string>& http_hosts) {
+// One reading of the URL by libcurl, held to the rules.
+std::variant<ReceiverUrl, UrlRefused> parse_once(std::string_view text,
+                                                 const std::vector<std::string>& http_hosts) {
   if (text.empty() || text.size() > kMaxUrlBytes) return UrlRefused{kLengthRule};
   // libcurl reads a C string: what follows a NUL would never be judged.
   if (text.find('\0') != std::string_view::npos) return UrlRefused{"a NUL byte in the URL"};
@@ -117,6 +116,25 @@ std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
   parsed.url = part(url.get(), CURLUPART_URL);
   if (parsed.url.size() > kMaxUrlBytes) return UrlRefused{kLengthRule};
   return parsed;
+}
+
+}  // namespace
+
+std::variant<ReceiverUrl, UrlRefused> parse_receiver_url(
+    std::string_view text, const std::vector<std::string>& http_hosts) {
+  auto result = parse_once(text, http_hosts);
+  const auto* url = std::get_if<ReceiverUrl>(&result);
+  if (url == nullptr) return result;
+  // The URL as written must read back the same: libcurl decodes a host's percent-escapes after
+  // it has looked for an IPv4 address in it, so "0x%399" is the name "0x99", which written in
+  // the URL (and resolved) is the address 0.0.0.153.
+  const auto again = parse_once(url->url, http_hosts);
+  const auto* second = std::get_if<ReceiverUrl>(&again);
+  if (second == nullptr || second->url != url->url || second->host != url->host ||
+      second->port != url->port) {
+    return UrlRefused{"a URL libcurl reads otherwise once written (an escape in the host)"};
+  }
+  return result;
 }
 
 }  // namespace connector::webhooks

@@ -4,9 +4,9 @@
 // docs/webhooks.md: https, or http only to a host the operator allow-lists (tests, private
 // networks); no user name or password in it (not even empty ones); no fragment; a host a
 // resolver takes (a name of letters, digits, '-', '_' and '.', or an IP address; no IPv6 zone);
-// a port of 1 to 65535; at most 2048 bytes as libcurl writes it; no NUL byte. Where it may
-// connect is decided later, address by address, once the host is resolved (address_policy.h).
-// tests/fuzz/fuzz_receiver_url.cpp holds it to these rules.
+// a port of 1 to 65535; no NUL byte; as libcurl writes it, at most 2048 bytes and read back the
+// same. Where it may connect is decided later, address by address, once the host is resolved
+// (address_policy.h). tests/fuzz/fuzz_receiver_url.cpp holds it to these rules.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -88,6 +88,19 @@ BOOST_AUTO_TEST_CASE(a_receiver_url_is_at_most_2048_bytes_as_libcurl_writes_it) 
   BOOST_TEST(receiver_url_of("https://1/") == "<accepted> https://0.0.0.1/");
 }
 
+// fuzz_receiver_url: libcurl decodes a host's percent-escapes after it has looked for an IPv4
+// address in it: "0x%399" was taken as the name "0x99", which the URL written back (and a
+// resolver) reads as the address 0.0.0.153 (corpus: regression_escaped_ipv4_host). A URL must
+// read back as it was taken.
+BOOST_AUTO_TEST_CASE(a_receiver_url_reads_back_as_it_was_taken) {
+  const std::string rule = "a URL libcurl reads otherwise once written (an escape in the host)";
+  BOOST_TEST(receiver_url_of("https:/0x%399") == rule);
+  BOOST_TEST(receiver_url_of("https://%31/") == rule);  // the name "1", read back as 0.0.0.1
+  BOOST_TEST(receiver_url_of("https://0x99/") == "<accepted> https://0.0.0.153/");
+  // An escape whose name reads back as itself is that name.
+  BOOST_TEST(receiver_url_of("https://127.0.0.%31/") == "<accepted> https://127.0.0.1/");
+}
+
 // fuzz_webhook_signature: a timestamp spelt otherwise than signature_v1 writes it was read as
 // its value, so the signature was checked against text the sender had not signed: "01000"
 // verified with the signature of "1000" and not with its own (corpus: regression_leading_zero,
