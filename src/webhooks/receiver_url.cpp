@@ -43,7 +43,7 @@ bool bracketed(const std::string& host) {
   return host.size() >= 2 && host.front() == '[' && host.back() == ']';
 }
 
-std::string unbracketed(std::string host) {
+std::string unbracketed(const std::string& host) {
   return bracketed(host) ? host.substr(1, host.size() - 2) : host;
 }
 
