@@ -2,8 +2,11 @@
 // A subscription's receiver URL, as `connector-admin webhook add --url` takes it: parsed by
 // libcurl's URL API (the parser the deliverer's requests go through), then held to the rules of
 // docs/webhooks.md: https, or http only to a host the operator allow-lists (tests, private
-// networks); printable ASCII only; no user name or password in it; no fragment. Where it may
-// connect is decided later, address by address, once the host is resolved (address_policy.h).
+// networks); printable ASCII only; no user name or password in it (not even empty ones); no
+// fragment; a host a resolver takes (a name of letters, digits, '-', '_' and '.', or an IP address;
+// no IPv6 zone); a port of 1 to 65535; no NUL byte; as libcurl writes it, at most 2048 bytes and
+// read back the same. Where it may connect is decided later, address by address, once the host is
+// resolved (address_policy.h). tests/fuzz/fuzz_receiver_url.cpp holds it to these rules.
 #include <cstdint>
 #include <string>
 #include <string_view>

@@ -6,7 +6,6 @@
 #include <openssl/rand.h>
 
 #include <array>
-#include <charconv>
 
 namespace connector::webhooks {
 namespace {
@@ -35,16 +34,24 @@ std::string digest_hex(std::string_view secret, std::string_view signed_text) {
   return hex(digest.data(), size);
 }
 
-// The canonical decimal only: the signed text is the header as sent, so "01000" (which other
-// receivers' code signs as written) must not verify as 1000 here.
-std::optional<std::int64_t> decimal(std::string_view text) {
-  std::int64_t value = 0;
-  if (text.empty() || text.size() > 18 || (text.size() > 1 && text.front() == '0')) {
+// The timestamp as signature_v1 writes it, and nothing else: 1 to 18 digits, no sign, no
+// leading zero. The signature covers the header's bytes, so another spelling of the same value
+// ("01000", "-0") would be checked against text its sender did not sign.
+std::optional<std::int64_t> timestamp_value(std::string_view text) {
+  if (text.empty() || text.size() > 18 || (text.size() > 1 && text.front() == '0') ||
+      text.find_first_not_of("0123456789") != std::string_view::npos) {
     return std::nullopt;
   }
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value < 0) return std::nullopt;
+  std::int64_t value = 0;
+  for (const char digit : text) value = value * 10 + (digit - '0');  // 18 digits fit
   return value;
+}
+
+// |now - timestamp| <= tolerance without overflow, for a timestamp in [0, 10^18) and any clock
+// and tolerance (a negative tolerance admits nothing).
+bool within_tolerance(std::int64_t timestamp, std::int64_t now, std::int64_t tolerance) {
+  if (tolerance < 0) return false;
+  return now >= timestamp ? now - timestamp <= tolerance : timestamp - tolerance <= now;
 }
 
 }  // namespace
@@ -59,7 +66,7 @@ std::string signature_v1(std::string_view secret, std::int64_t timestamp, std::s
 Verdict verify_v1(std::string_view secret, std::string_view timestamp_header,
                   std::string_view signature_header, std::string_view body, std::int64_t now_unix_s,
                   std::int64_t tolerance_s) {
-  const auto timestamp = decimal(timestamp_header);
+  const auto timestamp = timestamp_value(timestamp_header);
   if (!timestamp || !signature_header.starts_with(kPrefix) ||
       signature_header.size() != kPrefix.size() + 2 * kDigestBytes) {
     return Verdict::kMalformed;
@@ -69,9 +76,8 @@ Verdict verify_v1(std::string_view secret, std::string_view timestamp_header,
       CRYPTO_memcmp(expected.data(), signature_header.data(), expected.size()) != 0) {
     return Verdict::kMismatch;
   }
-  const std::int64_t age = now_unix_s - *timestamp;
-  if (age > tolerance_s || -age > tolerance_s) return Verdict::kOutsideTolerance;
-  return Verdict::kValid;
+  return within_tolerance(*timestamp, now_unix_s, tolerance_s) ? Verdict::kValid
+                                                               : Verdict::kOutsideTolerance;
 }
 
 std::string new_secret() {

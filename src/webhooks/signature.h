@@ -17,6 +17,10 @@ enum class Verdict { kValid, kMalformed, kMismatch, kOutsideTolerance };
 
 // What a receiver does with a delivery (also what the tests' receiver runs): the timestamp as
 // sent (decimal seconds since the epoch), the signature header as sent, the raw body.
+// kMalformed unless the timestamp is spelt as signature_v1 signs it (1 to 18 digits, no sign, no
+// leading zero) and the signature is "v1=" and 64 characters; then kMismatch unless those are
+// the digest; then kOutsideTolerance unless |now - timestamp| <= tolerance (exact for any
+// 64-bit clock and tolerance; a negative tolerance admits nothing).
 Verdict verify_v1(std::string_view secret, std::string_view timestamp_header,
                   std::string_view signature_header, std::string_view body, std::int64_t now_unix_s,
                   std::int64_t tolerance_s);
