@@ -95,8 +95,10 @@ void release_webhook_lease(Connection& db, const std::string& holder) {
 bool store_webhook_queues(Connection& db, const std::string& holder, std::uint64_t token,
                           const std::vector<WebhookQueueWrite>& writes) {
   static const std::string sql = store_statement();
+  // The lease row locked for the transaction: no takeover between this check and the writes
+  // (a plain read would see the transaction's snapshot, which a takeover may have passed).
   static const std::string held =
-      "SELECT 1 FROM webhook_lease WHERE id = 1 AND holder = ? AND token = ?";
+      "SELECT 1 FROM webhook_lease WHERE id = 1 AND holder = ? AND token = ? FOR UPDATE";
   return db.run([&](Connection& session) {
     session.begin();
     try {

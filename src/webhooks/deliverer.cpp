@@ -12,6 +12,7 @@
 #include "db/webhook_store.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/log_throttle.h"
 #include "webhooks/delivery_body.h"
 #include "webhooks/metrics_file.h"
 #include "webhooks/receiver_url.h"
@@ -21,6 +22,10 @@ namespace connector::webhooks {
 namespace {
 
 using std::chrono::milliseconds;
+
+// A metrics file that cannot be written (a directory missing): one line a minute, not one every
+// kMetricsEvery.
+util::LogThrottle metrics_lines(std::chrono::seconds(60));
 
 std::int64_t unix_us_now() { return util::unix_ms_now() * 1000; }
 
@@ -64,7 +69,11 @@ void Deliverer::run(const std::atomic<bool>& stop) {
       }
       now = Clock::now();
     }
-    if (token_ && sending_allowed(now)) send_due(now);
+    if (token_ && sending_allowed(now)) {
+      send_due(now);
+    } else {
+      cancel_in_flight();  // past half the lease another node may start: never two senders
+    }
     const auto wait =
         more_ ? milliseconds(0)
               : std::chrono::ceil<milliseconds>(std::max(next_round - now, Clock::duration(0)));
@@ -103,7 +112,7 @@ bool Deliverer::round(Clock::time_point now) {
   if (now >= next_metrics_) write_metrics(now);
   const bool lease_due = now >= next_lease_;
   if (lease_due) renew_lease(now);
-  if (!token_ || !sending_allowed(now)) return lease_due;
+  if (!token_ || !lease_fresh(now)) return lease_due;
   if (now >= next_reference_) reload_reference();
   if (now >= next_subscriptions_) reload_subscriptions();
   more_ = read_feed();
@@ -134,15 +143,30 @@ void Deliverer::renew_lease(Clock::time_point now) {
   }
 }
 
-// Half the lease: a holder cut off from the primary stops sending well before another node
-// may take over (after the whole lease, on the primary's clock).
-bool Deliverer::sending_allowed(Clock::time_point now) const {
+// Half the lease: a holder cut off from the primary stops sending, and drops what it has in
+// flight, well before another node may take over (after the whole lease, on the primary's
+// clock). So does one whose stores keep failing: what it sends is not remembered.
+bool Deliverer::lease_fresh(Clock::time_point now) const {
   return now - lease_renewed_ < milliseconds(config_.webhooks.lease_ms / 2);
+}
+
+bool Deliverer::sending_allowed(Clock::time_point now) const {
+  return lease_fresh(now) && now - last_stored_ < milliseconds(config_.webhooks.lease_ms / 2);
+}
+
+void Deliverer::cancel_in_flight() {
+  if (sender_.in_flight() == 0) return;
+  for (auto& [id, s] : subscriptions_.all()) {
+    if (!sender_.busy(id)) continue;
+    sender_.cancel(id);
+    s.queue.cancel_in_flight();
+  }
 }
 
 void Deliverer::become_holder() {
   util::log_info("the webhook deliverer delivers for the fleet (lease token " +
                  std::to_string(*token_) + ")");
+  last_stored_ = Clock::now();
   for (const auto& [id, s] : subscriptions_.all()) sender_.cancel(id);
   subscriptions_.clear();
   order_ = db::FeedOrder(milliseconds(config_.worker.events_gap_wait_ms));
@@ -297,11 +321,12 @@ void Deliverer::take(const DeliveryOutcome& outcome) {
 }
 
 // Attempts are stored every kStoreEvery; a cursor that only moved past changes nobody follows,
-// with the metrics (kMetricsEvery).
+// every kCursorsEvery (it holds the feed's trim back).
 void Deliverer::store(Clock::time_point now, bool force) {
   if (!token_ || (!force && now < next_store_)) return;
   next_store_ = now + kStoreEvery;
-  const bool cursors_too = force || now + kStoreEvery >= next_metrics_;
+  const bool cursors_too = force || now >= next_cursors_;
+  if (cursors_too) next_cursors_ = now + kCursorsEvery;
   std::vector<db::WebhookQueueWrite> writes;
   for (const auto& [id, s] : subscriptions_.all()) {
     const auto state = s.queue.stored();
@@ -317,7 +342,10 @@ void Deliverer::store(Clock::time_point now, bool force) {
                       .last_attempt_us = s.last_attempt_us,
                       .replay_applied = s.replay_applied});
   }
-  if (writes.empty()) return;
+  if (writes.empty()) {
+    last_stored_ = now;
+    return;
+  }
   if (!db::store_webhook_queues(*db_, holder_, *token_, writes)) {
     util::log_warning(
         "the webhook deliverer lost the lease to another node (its cursors were "
@@ -325,6 +353,7 @@ void Deliverer::store(Clock::time_point now, bool force) {
     stop_holding();
     return;
   }
+  last_stored_ = now;
   for (const auto& w : writes) {
     Subscription& s = *subscriptions_.find(w.subscription);
     s.delivered += s.delivered_unstored;
@@ -355,7 +384,9 @@ void Deliverer::write_metrics(Clock::time_point now) {
   try {
     write_metrics_file(config_.webhooks.metrics_file, metrics_text(token_.has_value(), metrics));
   } catch (const std::exception& e) {
-    util::log_warning(std::string("the webhook deliverer cannot write its metrics: ") + e.what());
+    if (metrics_lines.due()) {
+      util::log_warning(std::string("the webhook deliverer cannot write its metrics: ") + e.what());
+    }
   }
 }
 

@@ -38,6 +38,8 @@ class Deliverer {
   static constexpr std::chrono::milliseconds kLeaseEvery{1000};
   static constexpr std::chrono::milliseconds kSubscriptionsEvery{1000};
   static constexpr std::chrono::milliseconds kStoreEvery{100};
+  // A cursor that only moved past changes nobody follows.
+  static constexpr std::chrono::milliseconds kCursorsEvery{1000};
   static constexpr std::chrono::milliseconds kMetricsEvery{5000};
   static constexpr std::chrono::milliseconds kReferenceEvery{10000};
   static constexpr std::uint32_t kBatch = 500;  // changes read per statement
@@ -57,7 +59,9 @@ class Deliverer {
   void renew_lease(Clock::time_point now);
   void become_holder();
   void stop_holding();
+  bool lease_fresh(Clock::time_point now) const;
   bool sending_allowed(Clock::time_point now) const;
+  void cancel_in_flight();
   void reload_subscriptions();
   void reload_reference();
   // Returns whether a whole batch was read (more may be waiting).
@@ -82,9 +86,10 @@ class Deliverer {
   std::uint64_t feed_end_ = 0;          // the newest seq seen
   std::shared_ptr<const domain::ReferenceData> reference_;
   Clock::time_point lease_renewed_{};
+  Clock::time_point last_stored_{};  // the last store that succeeded (or had nothing to do)
   Clock::time_point reference_loaded_at_{};
-  Clock::time_point next_lease_{}, next_subscriptions_{}, next_store_{}, next_metrics_{},
-      next_reference_{};
+  Clock::time_point next_lease_{}, next_subscriptions_{}, next_store_{}, next_cursors_{},
+      next_metrics_{}, next_reference_{};
   bool more_ = false;
   unsigned failures_ = 0;
 };

@@ -7,7 +7,9 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <iostream>
+#include <random>
 #include <string>
 
 #include "config/config.h"
@@ -29,11 +31,16 @@ int usage(int code) {
   return code;
 }
 
-// "host pid": who holds the lease, in the lease row and the logs.
+// "host pid nonce": who holds the lease, in the lease row and the logs. The nonce keeps two
+// deliverers apart that share a host name and a pid (containers, each its own pid 1): the
+// lease's fence is the holder's name.
 std::string holder_name() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  return std::string(host) + " " + std::to_string(::getpid());
+  std::random_device random;
+  char nonce[9];
+  std::snprintf(nonce, sizeof nonce, "%08x", random());
+  return std::string(host) + " " + std::to_string(::getpid()) + " " + nonce;
 }
 
 }  // namespace

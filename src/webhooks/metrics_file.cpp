@@ -1,5 +1,7 @@
 #include "webhooks/metrics_file.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -69,6 +71,8 @@ void write_metrics_file(const std::string& path, const std::string& text) {
       throw std::runtime_error("cannot write " + temporary);
     }
   }
+  // Readable by node_exporter's user whatever the service's umask (no secret is in it).
+  ::chmod(temporary.c_str(), 0644);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
     std::remove(temporary.c_str());
     throw std::runtime_error("cannot rename " + temporary + " to " + path);

@@ -22,7 +22,7 @@ struct SubscriptionMetrics {
 std::string metrics_text(bool holding, const std::vector<SubscriptionMetrics>& subscriptions);
 
 // Writes it whole or not at all (a temporary file renamed over the old one), so the collector
-// never reads half a file. Throws std::runtime_error naming the file.
+// never reads half a file; mode 0644. Throws std::runtime_error naming the file.
 void write_metrics_file(const std::string& path, const std::string& text);
 
 }  // namespace connector::webhooks

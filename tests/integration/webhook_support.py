@@ -53,12 +53,12 @@ class Deliverer:
 
     @property
     def holder(self):
-        """Its name in the lease row."""
-        return f"{os.uname().nodename} {self.process.pid}"
+        """The start of its name in the lease row ("host pid nonce")."""
+        return f"{os.uname().nodename} {self.process.pid} "
 
     def holds_lease(self):
         rows = self.stack.sql("SELECT holder FROM webhook_lease WHERE id = 1")
-        return rows and rows[0][0] == self.holder and self.process.poll() is None
+        return rows and rows[0][0].startswith(self.holder) and self.process.poll() is None
 
     def wait_holding(self, timeout=30):
         await_true(self.holds_lease, timeout, what=f"deliverer {self.name} holds the lease")
