@@ -155,6 +155,10 @@ int replay_command(const Invocation& call) {
     case Outcome::kAfterFeed:
       throw std::runtime_error(seq(since) + " is past the newest change of the feed, " +
                                seq(request.feed_end));
+    case Outcome::kAheadOfCursor:
+      throw std::runtime_error(seq(since) + " is ahead of the subscription's cursor, " +
+                               seq(request.acked_seq) +
+                               ": a replay goes back (forward, it would skip changes not sent)");
     case Outcome::kRequested:
       break;
   }

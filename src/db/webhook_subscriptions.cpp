@@ -143,8 +143,10 @@ ReplayRequest request_replay(Connection& db, std::uint64_t id, std::uint64_t sin
   using Outcome = ReplayRequest::Outcome;
   return in_transaction(db, [&] {
     ReplayRequest request;
-    auto rs = db.query("SELECT 1 FROM webhook_queues WHERE subscription_id = ? FOR UPDATE", {id});
+    auto rs =
+        db.query("SELECT acked_seq FROM webhook_queues WHERE subscription_id = ? FOR UPDATE", {id});
     if (!rs->next()) return request;  // kNotFound
+    request.acked_seq = read_value<std::uint64_t>(*rs, 1);
     std::tie(request.feed_start, request.feed_end) = feed_range(db);
     if (request.feed_end == 0) {
       request.outcome = Outcome::kFeedEmpty;
@@ -152,6 +154,8 @@ ReplayRequest request_replay(Connection& db, std::uint64_t id, std::uint64_t sin
       request.outcome = Outcome::kBeforeFeed;
     } else if (since > request.feed_end) {
       request.outcome = Outcome::kAfterFeed;
+    } else if (since > request.acked_seq + 1) {
+      request.outcome = Outcome::kAheadOfCursor;
     } else {
       db.execute(
           "UPDATE webhook_queues SET replay_from_seq = ?, lost_before_seq = 0 "

@@ -69,14 +69,16 @@ Change set_enabled(Connection& db, std::uint64_t id, bool enabled);
 Change remove_subscription(Connection& db, std::string_view database, std::uint64_t id);
 
 struct ReplayRequest {
-  enum class Outcome { kRequested, kNotFound, kFeedEmpty, kBeforeFeed, kAfterFeed };
+  enum class Outcome { kRequested, kNotFound, kFeedEmpty, kBeforeFeed, kAfterFeed, kAheadOfCursor };
   Outcome outcome = Outcome::kNotFound;
+  std::uint64_t acked_seq = 0;   // the subscription's cursor
   std::uint64_t feed_start = 0;  // the oldest change still in the feed (when not empty)
   std::uint64_t feed_end = 0;    // the newest
 };
 
 // Asks the deliverer to send again the changes with seq >= since (webhook_queues
-// .replay_from_seq), and clears lost_before_seq; refused unless `since` is in the feed.
+// .replay_from_seq), and clears lost_before_seq; refused unless `since` is in the feed and at
+// most one past the cursor (a replay goes back; forward it would skip changes unsent).
 ReplayRequest request_replay(Connection& db, std::uint64_t id, std::uint64_t since);
 
 }  // namespace connector::db

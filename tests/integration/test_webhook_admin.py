@@ -208,13 +208,19 @@ class Commands(unittest.TestCase):
         # The feed's first change trimmed, so that one before the oldest is a seq at all.
         stack.sql("DELETE FROM history_changes ORDER BY seq LIMIT 1")
         oldest, newest = map(int, stack.sql("SELECT MIN(seq), MAX(seq) FROM history_changes")[0])
-        self.assertGreater(newest, oldest)
+        self.assertGreater(newest, oldest + 1)
+        # Its cursor at the oldest change: a replay may go back, not past the cursor's next.
+        stack.sql(f"UPDATE webhook_queues SET acked_seq = {oldest} "
+                  f"WHERE subscription_id = {subscription}")
         before = rows_of(subscription)
         for since, line in (
                 (oldest - 1, f"seq {oldest - 1} is no longer in the change feed: its oldest "
                              f"change is seq {oldest}"),
                 (newest + 1, f"seq {newest + 1} is past the newest change of the feed, seq "
-                             f"{newest}")):
+                             f"{newest}"),
+                (oldest + 2, f"seq {oldest + 2} is ahead of the subscription's cursor, seq "
+                             f"{oldest}: a replay goes back (forward, it would skip changes not "
+                             "sent)")):
             self.assert_refused(["replay", subscription, "--since", since], 1,
                                 f"connector-admin webhook replay: {line}")
         self.assertEqual(rows_of(subscription), before)
