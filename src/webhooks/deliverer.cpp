@@ -1,6 +1,7 @@
 #include "webhooks/deliverer.h"
 
 #include <algorithm>
+#include <span>
 #include <stdexcept>
 #include <unordered_set>
 #include <utility>
@@ -117,6 +118,7 @@ bool Deliverer::round(Clock::time_point now) {
   if (now >= next_subscriptions_) reload_subscriptions();
   more_ = read_feed();
   catch_up();
+  if (now >= next_late_) check_late(now);
   store(now, /*force=*/false);
   return true;
 }
@@ -210,7 +212,9 @@ bool Deliverer::read_feed() {
   if (verdict.passed_over > 0) {
     util::log_warning("the webhook deliverer passed over " + std::to_string(verdict.passed_over) +
                       " feed positions after " + std::to_string(scan_position_) +
-                      " (a hole that did not fill within events_gap_wait_ms)");
+                      " (a hole that did not fill within events_gap_wait_ms); it keeps looking "
+                      "at them for an hour");
+    watch_holes(scan_position_, std::span(seqs).first(verdict.publish), Clock::now());
   }
   // The queues that have seen the feed up to here take what follows; one that is full drops
   // out and reads on by itself (catch_up).
@@ -258,6 +262,39 @@ void Deliverer::catch_up() {
       read_to = change.seq;
     }
     queue.known_through(reached ? scan_position_ : read_to);
+  }
+}
+
+void Deliverer::watch_holes(std::uint64_t after, std::span<const std::uint64_t> seqs,
+                            Clock::time_point now) {
+  for (const std::uint64_t seq : seqs) {
+    for (std::uint64_t missing = after + 1; missing < seq && holes_.size() < kMaxWatched;
+         ++missing) {
+      holes_.emplace(missing, now);
+    }
+    after = seq;
+  }
+}
+
+void Deliverer::check_late(Clock::time_point now) {
+  next_late_ = now + kLateEvery;
+  std::size_t checks = 0;
+  for (auto it = holes_.begin(); it != holes_.end() && checks < kLateChecks; ++checks) {
+    const std::uint64_t seq = it->first;
+    const auto found = db::read_feed(*db_, seq - 1, 1);
+    if (found.empty() || found.front().seq != seq) {
+      it = now - it->second > kLateHorizon ? holes_.erase(it) : std::next(it);
+      continue;
+    }
+    it = holes_.erase(it);
+    const auto& change = found.front();
+    if (!change.record) continue;
+    util::log_warning("the webhook deliverer found change " + std::to_string(seq) +
+                      ", committed after later ones it had delivered: sent now, behind them");
+    for (Subscription* s : subscriptions_.matching(*change.record)) {
+      s->queue.offer_late({change.seq, change.changed_us, *change.record});
+      s->dirty = true;  // its cursor goes back before it until it is acknowledged
+    }
   }
 }
 

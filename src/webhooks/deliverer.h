@@ -18,9 +18,11 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 
 #include "config/config.h"
@@ -44,6 +46,12 @@ class Deliverer {
   static constexpr std::chrono::milliseconds kReferenceEvery{10000};
   static constexpr std::uint32_t kBatch = 500;  // changes read per statement
   static constexpr std::size_t kCatchUpsPerRound = 8;
+  // Feed positions passed over as holes are looked at again for this long (a transaction that
+  // commits later than that after a later change is not seen), at most kLateChecks a round.
+  static constexpr std::chrono::minutes kLateHorizon{60};
+  static constexpr std::chrono::milliseconds kLateEvery{1000};
+  static constexpr std::size_t kLateChecks = 50;
+  static constexpr std::size_t kMaxWatched = 10000;
 
   // holder: this deliverer's name in the lease row ("host pid").
   Deliverer(const config::Config& config, std::string holder);
@@ -67,6 +75,10 @@ class Deliverer {
   // Returns whether a whole batch was read (more may be waiting).
   bool read_feed();
   void catch_up();
+  // Remembers the positions the shared read passed over (holes that did not fill in
+  // events_gap_wait_ms), and delivers what shows up there later (SubscriptionQueue::offer_late).
+  void watch_holes(std::uint64_t after, std::span<const std::uint64_t> seqs, Clock::time_point now);
+  void check_late(Clock::time_point now);
   void send_due(Clock::time_point now);
   void take(const DeliveryOutcome& outcome);
   void store(Clock::time_point now, bool force);
@@ -89,7 +101,8 @@ class Deliverer {
   Clock::time_point last_stored_{};  // the last store that succeeded (or had nothing to do)
   Clock::time_point reference_loaded_at_{};
   Clock::time_point next_lease_{}, next_subscriptions_{}, next_store_{}, next_cursors_{},
-      next_metrics_{}, next_reference_{};
+      next_metrics_{}, next_reference_{}, next_late_{};
+  std::map<std::uint64_t, Clock::time_point> holes_;  // passed-over seqs, and since when
   bool more_ = false;
   unsigned failures_ = 0;
 };

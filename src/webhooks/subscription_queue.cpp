@@ -25,6 +25,15 @@ void SubscriptionQueue::known_through(std::uint64_t position) {
   known_upto_ = std::max(known_upto_, position);
 }
 
+void SubscriptionQueue::offer_late(QueuedChange change) {
+  if (change.seq > known_upto_ || change.seq <= stored_.acked_seq) return;
+  auto at = queued_.begin();
+  if (in_flight_ && at != queued_.end()) ++at;  // the one in flight stays first
+  while (at != queued_.end() && at->seq < change.seq) ++at;
+  if (at != queued_.end() && at->seq == change.seq) return;
+  queued_.insert(at, std::move(change));
+}
+
 const QueuedChange* SubscriptionQueue::due(Clock::time_point now) const {
   if (in_flight_ || queued_.empty()) return nullptr;
   if (next_attempt_at_ && now < *next_attempt_at_) return nullptr;
@@ -64,7 +73,11 @@ void SubscriptionQueue::replay_from(std::uint64_t seq) {
 }
 
 std::uint64_t SubscriptionQueue::acked_seq() const {
-  return queued_.empty() ? known_upto_ : queued_.front().seq - 1;
+  if (queued_.empty()) return known_upto_;
+  const auto lowest =
+      std::min_element(queued_.begin(), queued_.end(),
+                       [](const QueuedChange& a, const QueuedChange& b) { return a.seq < b.seq; });
+  return lowest->seq - 1;
 }
 
 StoredQueueState SubscriptionQueue::stored() const {

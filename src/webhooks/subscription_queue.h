@@ -49,6 +49,11 @@ class SubscriptionQueue {
   bool offer(QueuedChange change);
   // The feed up to `position` held nothing more for it.
   void known_through(std::uint64_t position);
+  // A change it follows that became visible only after it had read past its seq (its
+  // transaction committed after a later one's; Deliverer::watch_late): queued in seq order
+  // behind the one in flight, and the cursor to store goes back before it until it is
+  // acknowledged. Nothing when it is queued or acknowledged already, or not read past yet.
+  void offer_late(QueuedChange change);
 
   // The change to send now: the oldest, when none is in flight and its retry time has come.
   const QueuedChange* due(Clock::time_point now) const;
@@ -66,7 +71,8 @@ class SubscriptionQueue {
   // Nothing in flight any more (a transfer cancelled, or lost with the lease).
   void cancel_in_flight() { in_flight_ = false; }
 
-  // Every change up to this was acknowledged, or there was none: the cursor to store.
+  // Every change up to this was acknowledged, or there was none: the cursor to store (before
+  // the lowest queued seq: a late change may sit behind the one in flight).
   std::uint64_t acked_seq() const;
   StoredQueueState stored() const;
   std::size_t queued() const { return queued_.size(); }

@@ -7,14 +7,15 @@ another node is test_webhooks_fleet."""
 
 import json
 import socket
+import subprocess
 import threading
 import unittest
 
 from fixture import Fixture
-from harness import Stack
+from harness import Stack, _os_user
 from webhook_receiver import WebhookReceiver
 from webhook_support import (Deliverer, add_subscription, new_record, queue_row,
-                             record_changes, set_status)
+                             record_changes, record_sql, set_status)
 from waits import await_true
 
 stack = receiver = deliverer = None
@@ -171,6 +172,36 @@ class Delivery(unittest.TestCase):
             self.assertEqual([d["seq"] for d in got], [seq for seq, _, _ in changes])
         finally:
             own.stop()
+
+
+class LateCommit(unittest.TestCase):
+    def test_a_change_committed_after_a_later_one_is_still_delivered(self):
+        # One writer's change takes its seq, and its transaction commits 4 s later; another
+        # writer's change to another recipient of the same subscription commits at once with
+        # the next seq. The deliverer passes over the first position after events_gap_wait_ms
+        # (2 s), delivers the second, then finds the first when it commits: sent behind it.
+        late_to, early_to = recipient(), recipient()
+        ident, _ = subscribe("/hooks/late", [late_to, early_to])
+        late_id, early_id = fresh_id(), fresh_id()
+        writer = subprocess.Popen(
+            ["mariadb", "--no-defaults", f"--socket={stack.db_socket}", "-u", _os_user(),
+             "connector"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+        writer.stdin.write("BEGIN; " + record_sql(late_id, late_to, "Pending") +
+                           " SELECT SLEEP(4); COMMIT;\n")
+        writer.stdin.flush()
+        await_true(lambda: stack.sql("SELECT COUNT(*) FROM information_schema.innodb_trx")[0][0]
+                   != "0", 10, what="the late writer's transaction open")
+        new_record(stack, early_id, early_to)
+        writer.stdin.close()
+        self.assertEqual(writer.wait(30), 0)
+        late = record_changes(stack, late_to, 0)[0][0]
+        early = record_changes(stack, early_to, 0)[0][0]
+        self.assertLess(late, early)
+        got = receiver.wait_deliveries(2, path="/hooks/late", timeout=30)
+        self.assertEqual([d["seq"] for d in got], [early, late])
+        self.assertIn(f"found change {late}, committed after later ones", deliverer.log_text())
+        await_true(lambda: int(queue_row(stack, ident)["acked_seq"]) >= early, 10,
+                   what="the cursor past both, stored")
 
 
 class Screen(unittest.TestCase):

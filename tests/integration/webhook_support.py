@@ -139,18 +139,25 @@ def record_changes(stack, recipient, after):
 
 __all__ = ["DELIVERER", "Deliverer", "LEASE_MS", "Path", "WEBHOOKS_PASSWORD", "WEBHOOKS_USER",
            "add_subscription", "feed_end", "new_record", "pace", "queue_row", "quiet_window",
-           "record_changes", "set_status"]
+           "record_changes", "record_sql", "set_status"]
+
+
+def record_sql(record_id, recipient, status="Deposit"):
+    """The statements that write a history record of `recipient`: a copy of record 1 under a
+    new id, hash and addresses of its own (no counter row shared with another writer's)."""
+    own = f"{int(record_id):040x}"
+    return ("CREATE TEMPORARY TABLE copy AS SELECT * FROM history WHERE id = 1; "
+            f"UPDATE copy SET id = {int(record_id)}, hash = '{int(record_id):064x}', "
+            f"destination_address = '{recipient}', source_deposit_address = '0xd{own[1:]}', "
+            f"source_sender = '0xe{own[1:]}', status = '{status}'; "
+            "INSERT INTO history SELECT * FROM copy; DROP TEMPORARY TABLE copy;")
 
 
 def new_record(stack, record_id, recipient, status="Deposit"):
-    """A history record of `recipient` (a copy of record 1 under a new id and hash), as the
-    connector's nodes write one: its insert is a change of the feed. Returns its hash."""
-    record_hash = f"{record_id:064x}"
-    stack.sql("CREATE TEMPORARY TABLE copy AS SELECT * FROM history WHERE id = 1; "
-              f"UPDATE copy SET id = {int(record_id)}, hash = '{record_hash}', "
-              f"destination_address = '{recipient}', status = '{status}'; "
-              "INSERT INTO history SELECT * FROM copy; DROP TEMPORARY TABLE copy")
-    return record_hash
+    """A history record of `recipient`, as the connector's nodes write one: its insert is a
+    change of the feed. Returns its hash."""
+    stack.sql(record_sql(record_id, recipient, status))
+    return f"{int(record_id):064x}"
 
 
 def set_status(stack, record_id, status):

@@ -343,3 +343,28 @@ BOOST_AUTO_TEST_CASE(a_failure_without_a_stored_retrying_since_starts_it) {
   check_stored(q, state(7, 3, kU0));
   BOOST_TEST(!q.failing());
 }
+
+BOOST_AUTO_TEST_CASE(a_late_change_goes_behind_the_one_in_flight_and_holds_the_cursor_back) {
+  SubscriptionQueue q(state(10));
+  q.offer(change(12));
+  q.offer(change(14));
+  q.known_through(20);
+  q.sending();  // 12 in flight
+  q.offer_late(change(11));
+  BOOST_TEST(q.acked_seq() == 10U);  // 11 not acknowledged: the cursor stays before it
+  q.acknowledged();                  // 12
+  BOOST_TEST(seq_of(q.due(kT0)) == 11U);
+  BOOST_TEST(q.acked_seq() == 10U);
+  q.sending();
+  q.acknowledged();  // 11
+  BOOST_TEST(seq_of(q.due(kT0)) == 14U);
+  BOOST_TEST(q.acked_seq() == 13U);
+  // Already queued, at or below the starting cursor, or not read past yet: nothing.
+  q.offer_late(change(14));
+  q.offer_late(change(9));
+  q.offer_late(change(21));
+  BOOST_TEST(q.queued() == 1U);
+  q.offer_late(change(17));  // nothing in flight: in seq order
+  BOOST_TEST(seq_of(q.due(kT0)) == 14U);
+  BOOST_TEST(q.queued() == 2U);
+}
