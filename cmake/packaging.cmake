@@ -11,6 +11,8 @@
 #   /lib/systemd/system/connector-{events,webhooks}.service    and the optional ones'
 #   /etc/connector/connector.conf                              conffile, 0640 root:connector
 #   /etc/connector/connector.env                               conffile, 0600 root:root (secrets)
+#   /etc/connector/webhooks.env                                conffile, 0600 root:root (the
+#                                                              webhook deliverer's password)
 #   /usr/share/connector/nginx/                                nginx drop-ins to include
 #   /usr/share/connector/sql/, /usr/share/connector/scripts/   schema, accounts templates, scripts
 #   /usr/share/doc/unit-connector/                             README and docs
@@ -81,6 +83,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/fcgi/connector.conf.example
   DESTINATION ${CONNECTOR_SYSCONF_DIR} RENAME connector.conf
   PERMISSIONS OWNER_READ OWNER_WRITE GROUP_READ)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/connector.env
+  ${PROJECT_SOURCE_DIR}/cmake/debian/webhooks.env
   DESTINATION ${CONNECTOR_SYSCONF_DIR}
   PERMISSIONS OWNER_READ OWNER_WRITE)
 
@@ -203,6 +206,7 @@ set(CONNECTOR_DEBIAN_DIR ${CMAKE_CURRENT_BINARY_DIR}/package/debian)
 file(CONFIGURE OUTPUT ${CONNECTOR_DEBIAN_DIR}/conffiles CONTENT
 "${CONNECTOR_SYSCONF_DIR}/connector.conf
 ${CONNECTOR_SYSCONF_DIR}/connector.env
+${CONNECTOR_SYSCONF_DIR}/webhooks.env
 ${CONNECTOR_SYSCONF_DIR}/connector-events-nginx.conf
 ")
 foreach(script postinst prerm postrm)

@@ -299,7 +299,9 @@ const Key kKeys[] = {
      .secret = true,
      .group = kWebhooks,
      .reload = "restart",
-     .brief = "its password (better in the environment: CONNECTOR_WEBHOOKS_DB_PASSWORD)"},
+     .brief = "its password: put it in /etc/connector/webhooks.env as "
+              "CONNECTOR_WEBHOOKS_DB_PASSWORD, which only the deliverer's unit reads (the "
+              "account reads every webhook secret; the worker must not hold it)"},
     {.name = "webhooks_allow_hosts",
      .field = &H::allow_hosts,
      .group = kWebhooks,

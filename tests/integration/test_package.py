@@ -75,6 +75,7 @@ def expected_layout():
         "etc/connector/connector-events-nginx.conf": REPO / "nginx/connector-events-nginx.conf",
         "etc/connector/connector.conf": REPO / "fcgi/connector.conf.example",
         "etc/connector/connector.env": REPO / "cmake/debian/connector.env",
+        "etc/connector/webhooks.env": REPO / "cmake/debian/webhooks.env",
         f"{DOC}/README.md": REPO / "README.md",
         f"{DOC}/copyright": REPO / "cmake/debian/copyright",
         f"{DOC}/changelog.Debian.gz": None,
@@ -161,6 +162,7 @@ class PackageArchive(unittest.TestCase):
             self.assertEqual(modes.pop(path), "-rwxr-xr-x", path)
         self.assertEqual(modes.pop("etc/connector/connector.conf"), "-rw-r-----")
         self.assertEqual(modes.pop("etc/connector/connector.env"), "-rw-------")
+        self.assertEqual(modes.pop("etc/connector/webhooks.env"), "-rw-------")
         for path, mode in modes.items():
             self.assertEqual(mode, "-rw-r--r--", path)
 
@@ -182,6 +184,7 @@ class PackageArchive(unittest.TestCase):
                          ["conffiles", "control", "md5sums", "postinst", "postrm", "prerm"])
         self.assertEqual((control / "conffiles").read_text().split(),
                          ["/etc/connector/connector.conf", "/etc/connector/connector.env",
+                          "/etc/connector/webhooks.env",
                           "/etc/connector/connector-events-nginx.conf"])
         for script in ("postinst", "prerm", "postrm"):
             path = control / script
@@ -274,7 +277,10 @@ dpkg -i /pkg.deb >/dev/null
 report user "$(getent passwd connector)"
 report group "$(getent group connector | cut -d: -f1)"
 report fcgi_group "$(getent group connector-fcgi)"
-report modes "$(stat -c '%n:%a:%U:%G' /etc/connector /etc/connector/connector.conf /etc/connector/connector.env | tr '\n' ' ')"
+report modes "$(stat -c '%n:%a:%U:%G' /etc/connector /etc/connector/connector.conf /etc/connector/connector.env /etc/connector/webhooks.env | tr '\n' ' ')"
+report webhooks_user "$(id -nG connector-webhooks) $(getent passwd connector-webhooks | cut -d: -f6,7)"
+# The deliverer's user reads the config too.
+report check_as_webhooks "$(runuser -u connector-webhooks -- /usr/bin/connector-webhooks --config /etc/connector/connector.conf --check-config 2>&1 | tr ' ' '\n' | grep '^webhooks_db_user=' || echo FAILED)"
 report conffiles "$(dpkg-query -W -f='${Conffiles}' unit-connector | awk '{print $1}' | tr '\n' ' ')"
 # The service's user reads its config; nginx's user does not.
 report check_as_connector "$(runuser -u connector -- /usr/bin/connector-worker --config /etc/connector/connector.conf --check-config 2>&1 | tr ' ' '\n' | grep '^listen=' || echo FAILED)"
@@ -319,10 +325,16 @@ class InstallInThrowawayRoot(unittest.TestCase):
         self.assertEqual(report["modes"].split(), [
             "/etc/connector:750:root:connector",
             "/etc/connector/connector.conf:640:root:connector",
-            "/etc/connector/connector.env:600:root:root"])
+            "/etc/connector/connector.env:600:root:root",
+            "/etc/connector/webhooks.env:600:root:root"])
         self.assertEqual(report["conffiles"].split(),
                          ["/etc/connector/connector.conf", "/etc/connector/connector.env",
+                          "/etc/connector/webhooks.env",
                           "/etc/connector/connector-events-nginx.conf"])
+        # The deliverer's own user, in group connector only (it reads the config), which is
+        # not the worker's: the worker cannot read its environment.
+        self.assertEqual(report["webhooks_user"], "connector /nonexistent:/usr/sbin/nologin")
+        self.assertEqual(report["check_as_webhooks"], "webhooks_db_user=connector_webhooks")
         self.assertEqual(report["check_as_connector"], "listen=/run/connector/fcgi.sock")
         self.assertEqual(report["www_data_reads"], "no")
         self.assertEqual(report["verify"].strip(), "rc=0",
