@@ -59,6 +59,27 @@ std::vector<WebhookSubscriptionRow> enabled_webhooks(Connection& db,
   });
 }
 
+std::vector<WebhookSubscriptionRow> disabled_webhooks(Connection& db) {
+  static const std::string sql =
+      "SELECT q.subscription_id, q.acked_seq, q.delivered, q.retried, q.lost_before_seq FROM "
+      "webhook_subscriptions s JOIN webhook_queues q ON q.subscription_id = s.id WHERE NOT "
+      "s.enabled ORDER BY s.id";
+  return db.run([&](Connection& session) {
+    std::vector<WebhookSubscriptionRow> rows;
+    auto rs = session.query(sql);
+    while (rs->next()) {
+      WebhookSubscriptionRow row;
+      row.id = read_value<std::uint64_t>(*rs, 1);
+      row.acked_seq = read_value<std::uint64_t>(*rs, 2);
+      row.delivered = read_value<std::uint64_t>(*rs, 3);
+      row.retried = read_value<std::uint64_t>(*rs, 4);
+      row.lost_before_seq = read_value<std::uint64_t>(*rs, 5);
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  });
+}
+
 std::vector<std::string> webhook_addresses(Connection& db, std::uint64_t subscription) {
   static const std::string sql =
       "SELECT LOWER(address) FROM webhook_addresses WHERE subscription_id = ? ORDER BY address";

@@ -37,6 +37,10 @@ struct WebhookSubscriptionRow {
 
 // The enabled subscriptions, by id, each with its cursor and secret.
 std::vector<WebhookSubscriptionRow> enabled_webhooks(Connection& db, const std::string& secrets_db);
+// The disabled subscriptions' stored figures (id, acked_seq, delivered, retried,
+// lost_before_seq; the rest zero): the metrics show them too, a loss mark above all.
+std::vector<WebhookSubscriptionRow> disabled_webhooks(Connection& db);
+
 // A subscription's addresses (lowercase, as stored).
 std::vector<std::string> webhook_addresses(Connection& db, std::uint64_t subscription);
 

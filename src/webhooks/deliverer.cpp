@@ -239,30 +239,42 @@ bool Deliverer::read_feed() {
 // A queue behind the shared read (it was full, or replayed) reads the feed up to the shared
 // read's position by itself, a batch at a time, once it has room for one.
 void Deliverer::catch_up() {
+  static_assert(SubscriptionQueue::kMaxQueued >= 2 * kBatch, "room for a whole batch");
+  // Round robin from where the last round stopped: every queue behind gets its turn.
+  auto& all = subscriptions_.all();
   std::size_t reads = 0;
-  for (auto& [id, s] : subscriptions_.all()) {
-    auto& queue = s.queue;
-    if (reads == kCatchUpsPerRound) break;
-    if (queue.follows(scan_position_) || queue.queued() > SubscriptionQueue::kMaxQueued - kBatch) {
+  auto it = all.upper_bound(catch_up_after_);
+  for (std::size_t seen = 0; seen < all.size() && reads < kCatchUpsPerRound; ++seen, ++it) {
+    if (it == all.end()) it = all.begin();
+    catch_up_after_ = it->first;
+    auto& s = it->second;
+    if (s.queue.follows(scan_position_) ||
+        s.queue.queued() > SubscriptionQueue::kMaxQueued - kBatch) {
       continue;
     }
     ++reads;
-    const auto changes = db::read_feed(*db_, queue.known_upto(), kBatch);
-    bool reached = changes.size() < kBatch;
-    std::uint64_t read_to = queue.known_upto();
-    for (const auto& change : changes) {
-      if (change.seq > scan_position_) {
-        reached = true;
-        break;
-      }
-      if (change.record && subscriptions_.follows(s, *change.record) &&
-          !queue.offer({change.seq, change.changed_us, *change.record})) {
-        break;  // cannot happen with the room checked above; known_upto stays right anyway
-      }
-      read_to = change.seq;
-    }
-    queue.known_through(reached ? scan_position_ : read_to);
+    read_behind(s);
   }
+}
+
+// One batch of the feed after the queue's known_upto, up to the shared read's position.
+void Deliverer::read_behind(Subscription& s) {
+  auto& queue = s.queue;
+  const auto changes = db::read_feed(*db_, queue.known_upto(), kBatch);
+  bool reached = changes.size() < kBatch;
+  std::uint64_t read_to = queue.known_upto();
+  for (const auto& change : changes) {
+    if (change.seq > scan_position_) {
+      reached = true;
+      break;
+    }
+    // The room was checked: a whole batch fits.
+    if (change.record && subscriptions_.follows(s, *change.record)) {
+      queue.offer({change.seq, change.changed_us, *change.record});
+    }
+    read_to = change.seq;
+  }
+  queue.known_through(reached ? scan_position_ : read_to);
 }
 
 void Deliverer::watch_holes(std::uint64_t after, std::span<const std::uint64_t> seqs,
@@ -402,6 +414,22 @@ void Deliverer::store(Clock::time_point now, bool force) {
   }
 }
 
+// The disabled subscriptions too, as stored, from the holder: a disabled one's loss mark
+// (its changes trimmed while it held nothing) must reach the alert.
+void Deliverer::add_disabled(std::vector<SubscriptionMetrics>& metrics) {
+  try {
+    for (const auto& row : db::disabled_webhooks(*db_)) {
+      metrics.push_back({.id = row.id,
+                         .delivered = row.delivered,
+                         .retried = row.retried,
+                         .lag_changes = feed_end_ > row.acked_seq ? feed_end_ - row.acked_seq : 0,
+                         .lost_before_seq = row.lost_before_seq});
+    }
+  } catch (const std::exception&) {
+    // The primary unavailable: this file shows the enabled ones; the round says why.
+  }
+}
+
 void Deliverer::write_metrics(Clock::time_point now) {
   next_metrics_ = now + kMetricsEvery;
   if (config_.webhooks.metrics_file.empty()) return;
@@ -418,6 +446,9 @@ void Deliverer::write_metrics(Clock::time_point now) {
          .lag_seconds = oldest ? static_cast<double>(now_us - *oldest) / 1e6 : 0.0,
          .lost_before_seq = s.lost_before_seq});
   }
+  if (token_) add_disabled(metrics);
+  std::sort(metrics.begin(), metrics.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
   try {
     write_metrics_file(config_.webhooks.metrics_file, metrics_text(token_.has_value(), metrics));
   } catch (const std::exception& e) {

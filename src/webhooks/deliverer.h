@@ -24,12 +24,14 @@
 #include <random>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "db/connection.h"
 #include "db/feed_order.h"
 #include "domain/reference_data.h"
 #include "webhooks/http_sender.h"
+#include "webhooks/metrics_file.h"
 #include "webhooks/subscription_set.h"
 
 namespace connector::webhooks {
@@ -75,6 +77,7 @@ class Deliverer {
   // Returns whether a whole batch was read (more may be waiting).
   bool read_feed();
   void catch_up();
+  void read_behind(Subscription& s);
   // Remembers the positions the shared read passed over (holes that did not fill in
   // events_gap_wait_ms), and delivers what shows up there later (SubscriptionQueue::offer_late).
   void watch_holes(std::uint64_t after, std::span<const std::uint64_t> seqs, Clock::time_point now);
@@ -83,6 +86,7 @@ class Deliverer {
   void take(const DeliveryOutcome& outcome);
   void store(Clock::time_point now, bool force);
   void write_metrics(Clock::time_point now);
+  void add_disabled(std::vector<SubscriptionMetrics>& metrics);
   std::string render(const Subscription& s, const QueuedChange& change);
 
   const config::Config& config_;
@@ -96,6 +100,7 @@ class Deliverer {
   std::optional<std::uint64_t> token_;  // set while this deliverer holds the lease
   std::uint64_t scan_position_ = 0;     // the shared read's cursor
   std::uint64_t feed_end_ = 0;          // the newest seq seen
+  std::uint64_t catch_up_after_ = 0;    // the subscription catch_up() looked at last
   std::shared_ptr<const domain::ReferenceData> reference_;
   Clock::time_point lease_renewed_{};
   Clock::time_point last_stored_{};  // the last store that succeeded (or had nothing to do)

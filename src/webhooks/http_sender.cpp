@@ -130,6 +130,9 @@ std::unique_ptr<Transfer> HttpSender::make_transfer(Delivery delivery) const {
   set(e, CURLOPT_FOLLOWLOCATION, 0L);
   set(e, CURLOPT_PROXY, "");  // never a proxy from the environment: the screen is on the receiver
   set(e, CURLOPT_NOSIGNAL, 1L);
+  // A resolver thread that does not answer is left behind rather than joined: one receiver's
+  // name servers never stall the deliverer's one thread (and with it every other delivery).
+  set(e, CURLOPT_QUICK_EXIT, 1L);
   set(e, CURLOPT_POST, 1L);
   set(e, CURLOPT_POSTFIELDS, t->delivery.body.c_str());
   set(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t->delivery.body.size()));

@@ -289,6 +289,34 @@ class Replay(unittest.TestCase):
                    what="the replay applied and cleared")
 
 
+class Metrics(unittest.TestCase):
+    def test_the_holder_writes_each_subscriptions_figures_disabled_ones_included(self):
+        to = recipient()
+        ident, _ = subscribe("/hooks/metrics", [to])
+        new_record(stack, fresh_id(), to)
+        receiver.wait_deliveries(1, path="/hooks/metrics")
+        # A disabled subscription whose changes the trim dropped (as the trim marks it).
+        gone, _ = subscribe("/hooks/gone", [recipient()])
+        self.assertEqual(stack.admin("webhook", "disable", str(gone)).returncode, 0)
+        stack.sql(f"UPDATE webhook_queues SET lost_before_seq = 42 WHERE subscription_id = {gone}")
+
+        def series():
+            text = deliverer.metrics.read_text()
+            return {line.split(" ")[0]: line.split(" ")[1] for line in text.splitlines()
+                    if line and not line.startswith("#")}
+
+        await_true(lambda: series().get(
+            f'connector_webhook_lost_before_seq{{subscription="{gone}"}}') == "42", 15,
+            what="the disabled subscription's loss mark in the metrics file")
+        await_true(lambda: series().get(
+            f'connector_webhook_delivered_total{{subscription="{ident}"}}') == "1", 15,
+            what="its delivery counted")
+        got = series()
+        self.assertEqual(got["connector_webhook_deliverer_holding"], "1")
+        self.assertEqual(got[f'connector_webhook_failing{{subscription="{ident}"}}'], "0")
+        self.assertEqual(got[f'connector_webhook_lag_seconds{{subscription="{ident}"}}'], "0.000")
+
+
 class Secrets(unittest.TestCase):
     def test_secrets_never_reach_the_log_the_metrics_or_the_list(self):
         to = recipient()
