@@ -239,7 +239,7 @@ bool Deliverer::read_feed() {
 // A queue behind the shared read (it was full, or replayed) reads the feed up to the shared
 // read's position by itself, a batch at a time, once it has room for one.
 void Deliverer::catch_up() {
-  static_assert(SubscriptionQueue::kMaxQueued >= 2 * kBatch, "room for a whole batch");
+  static_assert(SubscriptionQueue::kMaxQueued >= std::size_t{2} * kBatch, "room for a batch");
   // Round robin from where the last round stopped: every queue behind gets its turn.
   auto& all = subscriptions_.all();
   std::size_t reads = 0;
