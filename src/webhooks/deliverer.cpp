@@ -357,8 +357,10 @@ void Deliverer::take(const DeliveryOutcome& outcome) {
                  " status=" + outcome.status + " ms=" + std::to_string(outcome.took.count()));
   const std::int64_t now_us = unix_us_now();
   if (outcome.acknowledged) {
+    const bool was_failing = s->queue.attempt() > 1;
     s->queue.acknowledged();
     ++s->delivered_unstored;
+    if (was_failing) retry_host_now(s->host);
   } else {
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     s->queue.failed(Clock::now(), now_us, uniform(random_));
@@ -367,6 +369,15 @@ void Deliverer::take(const DeliveryOutcome& outcome) {
   s->last_status = outcome.status;
   s->last_attempt_us = now_us;
   s->dirty = true;
+}
+
+// A receiver's host that answers again after failures (back from an outage): the other
+// subscriptions to it, waiting for their retries, are tried now rather than at the end of waits
+// that have grown to an hour, each still one request at a time.
+void Deliverer::retry_host_now(const std::string& host) {
+  for (auto& [id, s] : subscriptions_.all()) {
+    if (s.host == host && s.queue.next_attempt_at()) s.queue.retry_now();
+  }
 }
 
 // Attempts are stored every kStoreEvery; a cursor that only moved past changes nobody follows,

@@ -84,6 +84,7 @@ class Deliverer {
   void check_late(Clock::time_point now);
   void send_due(Clock::time_point now);
   void take(const DeliveryOutcome& outcome);
+  void retry_host_now(const std::string& host);
   void store(Clock::time_point now, bool force);
   void write_metrics(Clock::time_point now);
   void add_disabled(std::vector<SubscriptionMetrics>& metrics);

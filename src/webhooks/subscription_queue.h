@@ -66,6 +66,9 @@ class SubscriptionQueue {
   // Anything else: the same change again after the retry delay (webhooks/retry_schedule.h);
   // `uniform` in [0, 1) is the jitter's draw. Past 24 h of failures it is failing.
   void failed(Clock::time_point now, std::int64_t now_us, double uniform);
+  // Its receiver's host answered another subscription again: the change waiting for a retry is
+  // due now rather than at the end of its (up to an hour's) wait. The attempt count stays.
+  void retry_now() { next_attempt_at_.reset(); }
   // An operator's replay: from `seq` on again; what is queued is dropped (read again).
   void replay_from(std::uint64_t seq);
   // Nothing in flight any more (a transfer cancelled, or lost with the lease).

@@ -79,6 +79,7 @@ void SubscriptionSet::add(const db::WebhookSubscriptionRow& row,
   const auto& receiver = std::get<ReceiverUrl>(url);
   Subscription s(row.id, stored_state(row));
   s.url = receiver.url;
+  s.host = receiver.host;
   s.allow_listed =
       std::find(allow_hosts_.begin(), allow_hosts_.end(), receiver.host) != allow_hosts_.end();
   s.statuses = row.statuses;

@@ -23,6 +23,7 @@ struct Subscription {
 
   std::uint64_t id;
   std::string url;
+  std::string host;  // the receiver's, as libcurl reads it from the URL
   bool allow_listed = false;
   std::uint64_t statuses = 0;  // bit 1 << HistoryStatus
   std::string secret;

@@ -368,3 +368,16 @@ BOOST_AUTO_TEST_CASE(a_late_change_goes_behind_the_one_in_flight_and_holds_the_c
   BOOST_TEST(seq_of(q.due(kT0)) == 14U);
   BOOST_TEST(q.queued() == 2U);
 }
+
+BOOST_AUTO_TEST_CASE(retry_now_makes_a_waiting_change_due_and_keeps_its_attempt) {
+  SubscriptionQueue q(state(10));
+  q.offer(change(11));
+  q.sending();
+  q.failed(kT0, kU0, 0.5);
+  q.sending();
+  q.failed(kT0, kU0, 0.5);
+  BOOST_TEST(seq_of(q.due(kT0)) == 0U);  // waiting for its third attempt
+  q.retry_now();
+  BOOST_TEST(seq_of(q.due(kT0)) == 11U);
+  BOOST_TEST(q.attempt() == 3U);
+}
