@@ -13,6 +13,9 @@ inline std::int64_t unix_ms_now() {
       .count();
 }
 
+// The same in microseconds (the change feed's and the webhook queues' times).
+inline std::int64_t unix_us_now() { return unix_ms_now() * 1000; }
+
 // CLOCK_MONOTONIC in milliseconds: the same clock for every process of the host (leases).
 inline std::int64_t monotonic_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
