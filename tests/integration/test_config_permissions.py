@@ -31,7 +31,8 @@ class ConfigPermissions(unittest.TestCase):
     def refusal(self, path, mode):
         return (f"config file {path} holds a password and is readable by everyone "
                 f"(mode {mode:04o}): run chmod 640 (or 600) on it, or move the password to "
-                "CONNECTOR_DB_PASSWORD / CONNECTOR_DB_WRITE_PASSWORD")
+                "CONNECTOR_DB_PASSWORD / CONNECTOR_DB_WRITE_PASSWORD / "
+                "CONNECTOR_WEBHOOKS_DB_PASSWORD")
 
     def test_the_worker_refuses_a_world_readable_file_with_a_password(self):
         for key in ("db_password", "db_write_password"):

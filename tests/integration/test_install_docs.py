@@ -177,7 +177,7 @@ REMOVAL = r"""
 printf 'removal=%s %s\n' "$?" "$(tr '\n' ' ' </tmp/removal.log)"
 printf 'database_after_removal=%s\n' "$(mariadb -N -e "SHOW DATABASES LIKE 'connector%'" 2>&1)"
 printf 'accounts_after_removal=%s\n' "$(mariadb -N -e "SELECT COUNT(*) FROM mysql.user WHERE user LIKE 'connector%'" 2>&1)"
-printf 'user_after_removal=%s\n' "$(getent passwd connector | cut -d: -f1)"
+printf 'user_after_removal=%s\n' "$(getent passwd connector connector-webhooks | cut -d: -f1 | tr '\n' ' ')"
 printf 'groups_after_removal=%s\n' "$(getent group connector connector-fcgi connector-events | cut -d: -f1 | tr '\n' ' ')"
 """
 
